@@ -1,0 +1,222 @@
+"""MLflow tracking for every ``kedro run``: one MLflow run per Kedro run.
+
+Why project hooks rather than kedro-mlflow (see ``../shared/stack.md``): kedro-mlflow breaks
+``kedro run`` until configured, cannot run under ``ParallelRunner``, its versioned artefact
+datasets fail under Kedro 1.7 and it doubles CLI start-up. These hooks do the few things the
+project needs, all from the main process, so they work under every runner:
+
+* ``before_pipeline_run``: set the tracking URI (``conf/<env>/mlflow.yml``, overridden by the
+  ``MLFLOW_TRACKING_URI`` environment variable), use the experiment named after the pipeline,
+  start a run, log every parameter the pipeline reads (flattened) and the environment as tags;
+* ``after_pipeline_run``: for each dataset the pipeline produced, log it by what its catalog
+  entry says: files under ``data/08_reporting`` and entries with ``metadata: {mlflow: artifact}``
+  as artefacts, ``metadata: {mlflow: metrics}`` as
+  metrics (a flat ``dict[str, float]``), ``metadata: {mlflow: model}`` as MLflow scikit-learn
+  models (a single estimator, or a ``dict`` name -> estimator); then mark the run FINISHED;
+* ``on_pipeline_error`` (and any failure while logging): mark the run FAILED.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import platform
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from kedro.framework.hooks import hook_impl
+
+logger = logging.getLogger(__name__)
+
+REPORTING_DIR = "08_reporting"
+_TRUSTED_PREFIXES = ("sklearn.", "multiview_lab.", "numpy.", "scipy.", "builtins.")
+
+
+def flatten_params(params: Any, prefix: str = "") -> dict[str, str]:
+    """Flatten nested parameters into ``{"a.b.c": "value"}`` (lists are kept as one value)."""
+    out: dict[str, str] = {}
+    if isinstance(params, Mapping):
+        for key, value in params.items():
+            out.update(flatten_params(value, f"{prefix}{key}."))
+        return out
+    out[prefix.rstrip(".")] = str(params)[:6000]
+    return out
+
+
+def _is_reporting_file(filepath: Path, project_path: Path) -> bool:
+    try:
+        rel = filepath.resolve().relative_to(project_path.resolve())
+    except ValueError:
+        return False
+    return REPORTING_DIR in rel.parts
+
+
+def _trusted_types(model: Any) -> list[str]:
+    """Types skops must trust to load ``model``; refuse anything outside the known packages."""
+    import skops.io as sio
+
+    untrusted = sio.get_untrusted_types(data=sio.dumps(model))
+    foreign = [t for t in untrusted if not t.startswith(_TRUSTED_PREFIXES)]
+    if foreign:
+        raise ValueError(f"Refusing to log a model holding untrusted types {foreign}.")
+    return untrusted
+
+
+class MlflowHooks:
+    """Project hooks that track each Kedro run in MLflow (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self._run_id: str | None = None
+        self._catalog = None
+        self._project_path: Path | None = None
+        self._config: dict[str, Any] = {}
+
+    @hook_impl
+    def after_context_created(self, context) -> None:
+        self._project_path = Path(context.project_path)
+        try:
+            self._config = dict(context.config_loader["mlflow"] or {})
+        except KeyError:
+            self._config = {}
+
+    def _tracking_uri(self) -> str:
+        env_uri = os.environ.get("MLFLOW_TRACKING_URI")
+        if env_uri:
+            return env_uri
+        uri = self._config.get("tracking_uri", "sqlite:///mlflow.db")
+        prefix = "sqlite:///"
+        if uri.startswith(prefix) and not uri.startswith(prefix + "/"):
+            # relative SQLite path: anchor it at the project root, whatever the working directory
+            uri = prefix + str(self._project_path / uri[len(prefix) :])
+        return uri
+
+    def _experiment_id(self, mlflow, name: str) -> str:
+        experiment = mlflow.get_experiment_by_name(name)
+        if experiment is not None:
+            return experiment.experiment_id
+        location = None
+        root = self._config.get("artifact_root", "mlartifacts")
+        if "://" not in root:
+            location = (self._project_path / root / name).resolve().as_uri()
+        else:
+            location = f"{root.rstrip('/')}/{name}"
+        return mlflow.create_experiment(name, artifact_location=location)
+
+    @hook_impl
+    def before_pipeline_run(self, run_params: dict[str, Any], pipeline, catalog) -> None:
+        if self._config.get("enabled", True) is False:
+            return
+        import mlflow
+
+        self._catalog = catalog
+        if self._project_path is None:
+            self._project_path = Path(run_params.get("project_path") or Path.cwd())
+        names = run_params.get("pipeline_names") or ["__default__"]
+        experiment = self._config.get("experiment_name") or "+".join(names)
+        mlflow.set_tracking_uri(self._tracking_uri())
+        experiment_id = self._experiment_id(mlflow, experiment)
+        env = run_params.get("env") or "base"
+        run = mlflow.start_run(
+            experiment_id=experiment_id,
+            run_name=f"{experiment}-{env}-{run_params.get('run_id', '')[:19]}",
+            tags={
+                "kedro.run_id": str(run_params.get("run_id")),
+                "kedro.env": env,
+                "kedro.pipelines": ",".join(names),
+                "kedro.runner": str(run_params.get("runner")),
+                "kedro.version": str(run_params.get("kedro_version")),
+                "python": platform.python_version(),
+            },
+        )
+        self._run_id = run.info.run_id
+        params: dict[str, str] = {"kedro.env": env}
+        for name in sorted(pipeline.inputs()):
+            if name.startswith("params:"):
+                params.update(flatten_params(catalog.load(name), name[len("params:") :] + "."))
+        for key, value in (run_params.get("runtime_params") or {}).items():
+            params[f"runtime.{key}"] = str(value)[:6000]
+        items = list(params.items())
+        for start in range(0, len(items), 100):
+            mlflow.log_params(dict(items[start : start + 100]))
+        logger.info(
+            "MLflow run %s in experiment %r (%s).",
+            self._run_id,
+            experiment,
+            mlflow.get_tracking_uri(),
+        )
+
+    @hook_impl
+    def after_pipeline_run(self, run_params: dict[str, Any], pipeline, catalog) -> None:
+        if self._run_id is None:
+            return
+        import mlflow
+
+        try:
+            self._log_outputs(mlflow, pipeline, catalog)
+        except Exception:
+            # An exception here does not reach on_pipeline_error: close the run as failed.
+            logger.exception("Logging to MLflow failed; marking run %s FAILED.", self._run_id)
+            mlflow.end_run(status="FAILED")
+            self._run_id = None
+            raise
+        mlflow.end_run(status="FINISHED")
+        self._run_id = None
+
+    @hook_impl
+    def on_pipeline_error(self, error, run_params, pipeline, catalog) -> None:
+        if self._run_id is None:
+            return
+        import mlflow
+
+        mlflow.set_tag("error", f"{type(error).__name__}: {error}"[:5000])
+        mlflow.end_run(status="FAILED")
+        logger.info("MLflow run %s marked FAILED.", self._run_id)
+        self._run_id = None
+
+    def _log_outputs(self, mlflow, pipeline, catalog) -> None:
+        for name in sorted(pipeline.all_outputs()):
+            if name not in catalog:
+                continue
+            dataset = catalog[name]
+            meta = (getattr(dataset, "metadata", None) or {}).get("mlflow")
+            filepath = getattr(dataset, "_filepath", None)
+            if meta == "metrics":
+                metrics = catalog.load(name)
+                mlflow.log_metrics({k: float(v) for k, v in metrics.items()})
+            elif meta == "model":
+                self._log_models(mlflow, name, catalog.load(name))
+            if filepath is None:
+                continue
+            path = Path(str(filepath))
+            if not (meta == "artifact" or _is_reporting_file(path, self._project_path)):
+                continue
+            # keep data/<layer>/<method>/... as <layer>/<method>/... in the run's artefacts
+            try:
+                rel = path.resolve().relative_to((self._project_path / "data").resolve())
+                artifact_dir = rel.parent.as_posix()
+            except ValueError:
+                artifact_dir = "."
+            artifact_dir = None if artifact_dir == "." else artifact_dir
+            if path.is_dir():
+                mlflow.log_artifacts(
+                    str(path), artifact_path=f"{artifact_dir or ''}/{path.name}".strip("/")
+                )
+            elif path.exists():
+                mlflow.log_artifact(str(path), artifact_path=artifact_dir)
+
+    def _log_models(self, mlflow, dataset_name: str, models: Any) -> None:
+        import mlflow.sklearn
+
+        if not isinstance(models, Mapping):
+            models = {dataset_name.replace(".", "-"): models}
+        requirements = self._config.get("model_pip_requirements") or []
+        for model_name, model in models.items():
+            info = mlflow.sklearn.log_model(
+                model,
+                name=str(model_name),
+                serialization_format="skops",
+                skops_trusted_types=_trusted_types(model),
+                pip_requirements=list(requirements),
+            )
+            logger.info("Logged MLflow model %s (%s).", model_name, info.model_uri)

@@ -1,0 +1,1 @@
+"""Kedro pipelines: one folder per method, plus the shared ``reporting`` modular pipeline."""

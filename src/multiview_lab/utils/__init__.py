@@ -1,0 +1,10 @@
+"""Helpers shared by every estimator: input validation for multiview data."""
+
+from multiview_lab.utils.validation import (
+    check_binary_labels,
+    check_n_classes,
+    check_Xs,
+    check_Xs_y,
+)
+
+__all__ = ["check_Xs", "check_Xs_y", "check_binary_labels", "check_n_classes"]

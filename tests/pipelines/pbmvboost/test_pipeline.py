@@ -1,0 +1,101 @@
+"""End to end: ``kedro run --pipeline=pbmvboost --env=smoke`` in a temporary project copy,
+with the real MLflow hooks writing to a temporary SQLite store."""
+
+import pickle
+
+import mlflow
+import numpy as np
+import pandas as pd
+import pytest
+from mlflow.tracking import MlflowClient
+
+from tests.conftest import make_project_copy, run_pipeline
+
+pytestmark = pytest.mark.slow
+
+TABLE_COLUMNS = [
+    "dataset",
+    "method",
+    "accuracy_mean",
+    "accuracy_std",
+    "f1_mean",
+    "f1_std",
+    "n_draws",
+    "n_train",
+]
+
+
+def test_catalog_outputs(pbmvboost_smoke_project):
+    out = pbmvboost_smoke_project / "data"
+    table = pd.read_csv(out / "08_reporting/pbmvboost/table1.csv")
+    assert list(table.columns[: len(TABLE_COLUMNS)]) == TABLE_COLUMNS
+    assert set(table["dataset"]) == {"MNIST1", "MNIST2"}
+    assert set(table["method"]) == {
+        "PB-MVBoost",
+        "PB-MVBoost-final-rho",
+        "PB-MVBoost-reference",
+        "MVBoost",
+    }
+    assert (table["n_draws"] == 2).all() and (table["n_train"] == 100).all()
+    assert table["accuracy_mean"].between(0.5, 1).all()
+    assert (out / "08_reporting/pbmvboost/table1.md").read_text().startswith("| dataset")
+    assert (out / "08_reporting/pbmvboost/figure4.png").stat().st_size > 10_000
+    results = pd.read_csv(out / "07_model_output/pbmvboost/results.csv")
+    assert len(results) == 2 * 2 * 2 * 4  # datasets x tasks x draws x methods
+    pb = results[results["method"] == "PB-MVBoost"]
+    # the PAC-Bayes chain on the training sample: Gibbs risk < 1/2, majority-vote risk <= C-bound
+    assert (pb["train_gibbs_risk"] < 0.5).all()
+    assert pb["train_multiview_cbound"].between(-1e-12, 1).all()
+    assert (pb["train_majority_vote_risk"] <= pb["train_multiview_cbound"] + 1e-12).all()
+    traj = pd.read_csv(out / "07_model_output/pbmvboost/trajectories.csv")
+    assert traj["iteration"].max() == 10
+    assert (out / "03_primary/pbmvboost/views.npz").exists()
+
+
+def _runs(experiment):
+    client = MlflowClient()
+    exp = client.get_experiment_by_name(experiment)
+    assert exp is not None, "experiment named after the pipeline"
+    return client, client.search_runs([exp.experiment_id], order_by=["attributes.start_time"])
+
+
+def test_mlflow_run_finished_with_params_metrics_artifacts_models(pbmvboost_smoke_project):
+    client, runs = _runs("pbmvboost")
+    run = [
+        r for r in runs if r.data.tags.get("kedro.env") == "smoke" and r.info.status == "FINISHED"
+    ][-1]
+    assert run.data.params["pbmvboost.protocol.n_draws"] == "2"
+    assert run.data.params["pbmvboost.methods.PB-MVBoost.params.n_estimators"] == "10"
+    assert "MNIST1/PB-MVBoost/100/accuracy_mean" in run.data.metrics
+    artifacts = {a.path for a in client.list_artifacts(run.info.run_id, "08_reporting/pbmvboost")}
+    assert {"08_reporting/pbmvboost/table1.csv", "08_reporting/pbmvboost/figure4.png"} <= artifacts
+    models = mlflow.search_logged_models(
+        experiment_ids=[run.info.experiment_id],
+        filter_string=f"source_run_id = '{run.info.run_id}'",
+        output_format="list",
+    )
+    assert len(models) == 4  # PB-MVBoost, draw 0, 2 data sets x 2 tasks
+    # a logged model loads back and predicts like the one in the catalog
+    local = pickle.loads(
+        (pbmvboost_smoke_project / "data/06_models/pbmvboost/models.pkl").read_bytes()
+    )
+    name = models[0].name
+    loaded = mlflow.sklearn.load_model(models[0].model_uri)
+    rng = np.random.default_rng(0)
+    Xs = [rng.integers(0, 256, (20, 196)).astype(np.float32) for _ in range(4)]
+    np.testing.assert_array_equal(loaded.predict(Xs), local[name].predict(Xs))
+
+
+def test_failed_run_is_marked_failed_and_writes_no_report(tmp_path, mlflow_uri):
+    project = make_project_copy(tmp_path / "p", ["mnist.npz"])
+    with pytest.raises(ValueError, match="n_train"):
+        run_pipeline(
+            project,
+            "pbmvboost",
+            env="smoke",
+            runtime_params={"pbmvboost": {"protocol": {"n_train": [10**6]}}},
+        )
+    _, runs = _runs("pbmvboost")
+    assert runs[-1].info.status == "FAILED"
+    assert "n_train" in runs[-1].data.tags["error"]
+    assert not any((project / "data" / "08_reporting").rglob("*.csv"))

@@ -1,0 +1,74 @@
+"""The shared reporting nodes."""
+
+import pandas as pd
+import pytest
+
+from multiview_lab.pipelines.reporting.nodes import (
+    plot_curves,
+    summarise_results,
+    summary_to_markdown,
+    summary_to_metrics,
+)
+
+REPORTING = {
+    "group_by": ["dataset", "method"],
+    "metrics": ["accuracy"],
+    "repeat_key": "draw",
+    "average_over": ["task"],
+    "significance": {"column_keys": ["dataset"], "method_key": "method", "alpha": 0.02},
+    "curves": [
+        {"name": "acc_vs_n", "x": "n", "y": "accuracy", "hue": "method", "facet": "dataset"}
+    ],
+}
+
+
+@pytest.fixture
+def results():
+    rows = []
+    for method, base in (("Good (x)", 0.9), ("Bad", 0.5)):
+        for draw in range(6):
+            for task in range(2):
+                for n in (10, 20):
+                    rows.append(
+                        {
+                            "dataset": "D",
+                            "method": method,
+                            "draw": draw,
+                            "task": task,
+                            "n": n,
+                            "accuracy": base + 0.01 * draw + 0.001 * n,
+                        }
+                    )
+    return pd.DataFrame(rows)
+
+
+def test_summary_markdown_and_metrics(results):
+    only_n = results[results["n"] == 10].drop(columns="n")
+    summary = summarise_results(only_n, REPORTING)
+    assert list(summary["method"]) == ["Good (x)", "Bad"]
+    assert summary.set_index("method").loc["Bad", "accuracy_worse"]
+    md = summary_to_markdown(summary, REPORTING)
+    assert "| D | Bad | .5350 ± .0187 ↓ |" in md
+    assert "Wilcoxon" in md
+    metrics = summary_to_metrics(summary, REPORTING)
+    assert metrics["D/Good _x_/accuracy_mean"] == pytest.approx(0.935)
+    assert set(metrics) == {
+        f"D/{m}/accuracy_{s}" for m in ("Good _x_", "Bad") for s in ("mean", "std")
+    }
+
+
+def test_table_columns_order(results):
+    rep = {**REPORTING, "table_columns": ["method", "dataset", "n_draws"]}
+    rep.pop("significance")
+    summary = summarise_results(results[results["n"] == 10], rep)
+    assert list(summary.columns[:3]) == ["method", "dataset", "n_draws"]
+    with pytest.raises(ValueError, match="table_columns"):
+        summarise_results(results[results["n"] == 10], {**rep, "table_columns": ["nope"]})
+
+
+def test_plot_curves_one_line_per_method(results):
+    figures = plot_curves(results, REPORTING)
+    assert list(figures) == ["acc_vs_n.png"]
+    ax = figures["acc_vs_n.png"].axes[0]
+    assert len(ax.lines) >= 2
+    assert sorted(t.get_text() for t in ax.get_legend().get_texts()) == ["Bad", "Good (x)"]
