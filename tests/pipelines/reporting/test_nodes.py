@@ -4,7 +4,7 @@ import pandas as pd
 import pytest
 
 from multiview_lab.pipelines.reporting.nodes import (
-    plot_curves,
+    plot_figures,
     summarise_results,
     summary_to_markdown,
     summary_to_metrics,
@@ -16,8 +16,9 @@ REPORTING = {
     "repeat_key": "draw",
     "average_over": ["task"],
     "significance": {"column_keys": ["dataset"], "method_key": "method", "alpha": 0.02},
-    "curves": [
-        {"name": "acc_vs_n", "x": "n", "y": "accuracy", "hue": "method", "facet": "dataset"}
+    "figures": [
+        {"name": "acc_vs_n", "x": "n", "y": "accuracy", "hue": "method", "facet": "dataset"},
+        {"name": "bars", "kind": "bar", "x": "dataset", "y": ["accuracy"], "query": "n == 10"},
     ],
 }
 
@@ -66,9 +67,26 @@ def test_table_columns_order(results):
         summarise_results(results[results["n"] == 10], {**rep, "table_columns": ["nope"]})
 
 
-def test_plot_curves_one_line_per_method(results):
-    figures = plot_curves(results, REPORTING)
-    assert list(figures) == ["acc_vs_n.png"]
+def test_line_and_bar_figures(results):
+    figures = plot_figures(results, REPORTING)
+    assert list(figures) == ["acc_vs_n.png", "bars.png"]
     ax = figures["acc_vs_n.png"].axes[0]
     assert len(ax.lines) >= 2
     assert sorted(t.get_text() for t in ax.get_legend().get_texts()) == ["Bad", "Good (x)"]
+    bars = figures["bars.png"].axes[0].patches
+    assert [round(b.get_height(), 4) for b in bars] == [0.935, 0.535]  # n == 10 only
+
+
+def test_table_query_and_bad_figure_spec(results):
+    summary = summarise_results(results, {**REPORTING, "table_query": "n == 20"})
+    assert summary.set_index("method").loc["Bad", "accuracy_mean"] == pytest.approx(0.545)
+    with pytest.raises(ValueError, match="no results match"):
+        plot_figures(
+            results,
+            {**REPORTING, "figures": [{"name": "f", "x": "n", "y": "accuracy", "query": "n == 3"}]},
+        )
+    with pytest.raises(ValueError, match="kind must be"):
+        plot_figures(
+            results,
+            {**REPORTING, "figures": [{"name": "f", "kind": "pie", "x": "n", "y": "accuracy"}]},
+        )

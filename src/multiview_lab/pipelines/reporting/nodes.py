@@ -15,8 +15,10 @@ columns; see :mod:`multiview_lab.evaluation`) and the method's ``reporting`` par
         column_keys: [dataset]
         method_key: method
         alpha: 0.02
-      curves:                         # optional: metric against a swept parameter
+      table_query: "n_train == 500"   # optional: rows of the table (pandas query)
+      figures:                        # optional: PNGs, lines against a swept key or bars
         - {name: accuracy_vs_n, x: n_train, y: accuracy, hue: method, facet: dataset}
+        - {name: time, kind: bar, x: dataset, y: [accuracy, fit_time_s], query: "n_train == 500"}
 """
 
 from __future__ import annotations
@@ -40,7 +42,15 @@ _METRIC_NAME = re.compile(r"[^\w.\-/ ]")
 
 
 def summarise_results(results: pd.DataFrame, reporting: dict[str, Any]) -> pd.DataFrame:
-    """Summary table: mean and std of each metric per group, with optional significance flags."""
+    """Summary table: mean and std of each metric per group, with optional significance flags.
+
+    ``reporting.table_query`` (pandas syntax, optional) selects the rows of the table, e.g. the
+    paper's training size when the results also hold a sweep for the figures.
+    """
+    if reporting.get("table_query"):
+        results = results.query(reporting["table_query"])
+        if results.empty:
+            raise ValueError(f"No results match table_query {reporting['table_query']!r}.")
     summary = summarise(
         results,
         group_by=reporting["group_by"],
@@ -120,43 +130,91 @@ def summary_to_metrics(summary: pd.DataFrame, reporting: dict[str, Any]) -> dict
     return out
 
 
-def plot_curves(results: pd.DataFrame, reporting: dict[str, Any]) -> dict[str, plt.Figure]:
-    """One figure per configured curve: mean ± std of ``y`` against ``x``, a line per ``hue``.
+def _line_figure(results: pd.DataFrame, spec: dict[str, Any], repeat_key) -> plt.Figure:
+    x, y, hue, facet = spec["x"], spec["y"], spec.get("hue", "method"), spec.get("facet")
+    group = [c for c in (facet, hue, x) if c]
+    summary = summarise(results, group_by=group, metrics=[y], repeat_key=repeat_key)
+    facets = sorted(summary[facet].unique()) if facet else [None]
+    fig, axes = plt.subplots(
+        1, len(facets), figsize=(5 * len(facets), 4), squeeze=False, sharey=True
+    )
+    for ax, fval in zip(axes[0], facets, strict=True):
+        block = summary if facet is None else summary[summary[facet] == fval]
+        for hval, line in block.groupby(hue, sort=False):
+            line = line.sort_values(x)
+            ax.errorbar(
+                line[x],
+                line[f"{y}_mean"],
+                yerr=line[f"{y}_std"],
+                marker="o",
+                ms=3,
+                capsize=2,
+                label=str(hval),
+            )
+        ax.set_xlabel(spec.get("xlabel", x))
+        if spec.get("xscale"):
+            ax.set_xscale(spec["xscale"])
+        ax.set_title(str(fval) if facet else spec.get("title", ""))
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel(spec.get("ylabel", y))
+    axes[0][-1].legend(fontsize="small")
+    return fig
 
-    Within each (facet, hue, x) the metric is first averaged over ``average_over`` within a
-    repetition, then mean and std are taken over repetitions, exactly as in the summary table.
+
+def _bar_figure(results: pd.DataFrame, spec: dict[str, Any], repeat_key) -> plt.Figure:
+    x, hue = spec["x"], spec.get("hue", "method")
+    metrics = spec["y"] if isinstance(spec["y"], list) else [spec["y"]]
+    summary = summarise(results, group_by=[x, hue], metrics=metrics, repeat_key=repeat_key)
+    xs = list(dict.fromkeys(summary[x]))
+    hues = list(dict.fromkeys(summary[hue]))
+    width = 0.8 / max(len(hues), 1)
+    fig, axes = plt.subplots(1, len(metrics), figsize=(4.5 * len(metrics), 3.8), squeeze=False)
+    for ax, metric in zip(axes[0], metrics, strict=True):
+        for j, hval in enumerate(hues):
+            block = summary[summary[hue] == hval].set_index(x).reindex(xs)
+            ax.bar(
+                np.arange(len(xs)) + (j - (len(hues) - 1) / 2) * width,
+                block[f"{metric}_mean"],
+                width,
+                yerr=block[f"{metric}_std"],
+                capsize=2,
+                label=str(hval),
+            )
+        ax.set_xticks(np.arange(len(xs)), [str(v) for v in xs])
+        ax.set_title(spec.get("titles", {}).get(metric, metric))
+        if spec.get("log_metrics") and metric in spec["log_metrics"]:
+            ax.set_yscale("log")
+        ax.grid(alpha=0.3, axis="y")
+    axes[0][-1].legend(fontsize="small")
+    return fig
+
+
+def plot_figures(results: pd.DataFrame, reporting: dict[str, Any]) -> dict[str, plt.Figure]:
+    """One PNG per entry of ``reporting.figures``.
+
+    ``kind: line`` (default) draws mean ± std of ``y`` against ``x`` with one line per ``hue``
+    and one panel per ``facet``; ``kind: bar`` draws grouped bars of one or several metrics
+    ``y`` per ``x`` and ``hue``. An optional ``query`` (pandas syntax) selects the rows first.
+    Within each point the metric is averaged over ``average_over`` within a repetition, then
+    mean and std are taken over repetitions, exactly as in the summary table.
     """
     figures: dict[str, plt.Figure] = {}
     repeat_key = reporting.get("repeat_key")
-    for curve in reporting.get("curves", []) or []:
-        x, y, hue = curve["x"], curve["y"], curve.get("hue", "method")
-        facet = curve.get("facet")
-        group = [c for c in (facet, hue, x) if c]
-        summary = summarise(results, group_by=group, metrics=[y], repeat_key=repeat_key)
-        facets = sorted(summary[facet].unique()) if facet else [None]
-        fig, axes = plt.subplots(
-            1, len(facets), figsize=(5 * len(facets), 4), squeeze=False, sharey=True
-        )
-        for ax, fval in zip(axes[0], facets, strict=True):
-            block = summary if facet is None else summary[summary[facet] == fval]
-            for hval, line in block.groupby(hue, sort=False):
-                line = line.sort_values(x)
-                ax.errorbar(
-                    line[x],
-                    line[f"{y}_mean"],
-                    yerr=line[f"{y}_std"],
-                    marker="o",
-                    ms=3,
-                    capsize=2,
-                    label=str(hval),
-                )
-            ax.set_xlabel(curve.get("xlabel", x))
-            if curve.get("xscale"):
-                ax.set_xscale(curve["xscale"])
-            ax.set_title(str(fval) if facet else curve.get("title", ""))
-            ax.grid(alpha=0.3)
-        axes[0][0].set_ylabel(curve.get("ylabel", y))
-        axes[0][-1].legend(fontsize="small")
+    for spec in reporting.get("figures", []) or []:
+        data = results.query(spec["query"]) if spec.get("query") else results
+        if data.empty:
+            raise ValueError(f"Figure {spec['name']!r}: no results match {spec.get('query')!r}.")
+        kind = spec.get("kind", "line")
+        if kind == "line":
+            fig = _line_figure(data, spec, repeat_key)
+        elif kind == "bar":
+            fig = _bar_figure(data, spec, repeat_key)
+        else:
+            raise ValueError(
+                f"Figure {spec['name']!r}: kind must be 'line' or 'bar'; got {kind!r}."
+            )
+        if spec.get("title"):
+            fig.suptitle(spec["title"])
         fig.tight_layout()
-        figures[f"{curve['name']}.png"] = fig
+        figures[f"{spec['name']}.png"] = fig
     return figures

@@ -2,34 +2,34 @@
 
 ``create_pipeline(namespace="gbc")`` reads ``gbc.results`` and ``params:gbc.reporting`` and
 writes ``gbc.summary`` (CSV), ``gbc.summary_md`` (Markdown), ``gbc.metrics`` (JSON, logged to
-MLflow as metrics) and, with ``curves=True``, ``gbc.curves`` (PNG figures).
+MLflow as metrics) and, with ``figures=True``, ``gbc.figures`` (PNG figures).
 """
 
 from kedro.pipeline import Node, Pipeline
 
 from multiview_lab.pipelines.reporting.nodes import (
-    plot_curves,
+    plot_figures,
     summarise_results,
     summary_to_markdown,
     summary_to_metrics,
 )
 
 
-def create_pipeline(namespace: str, curves: bool = False, **kwargs) -> Pipeline:
+def create_pipeline(namespace: str, figures: bool = False, **kwargs) -> Pipeline:
     """Reporting nodes for one method.
 
     Parameters
     ----------
     namespace : str
         The method's namespace (its pipeline name); inputs and outputs are prefixed with it.
-    curves : bool, default=False
-        Add the node drawing the ``reporting.curves`` figures.
+    figures : bool, default=False
+        Add the node drawing the ``reporting.figures`` PNGs.
     """
     nodes = [
         Node(summarise_results, ["results", "params:reporting"], "summary", name="summarise"),
         Node(summary_to_markdown, ["summary", "params:reporting"], "summary_md", name="markdown"),
         Node(summary_to_metrics, ["summary", "params:reporting"], "metrics", name="metrics"),
     ]
-    if curves:
-        nodes.append(Node(plot_curves, ["results", "params:reporting"], "curves", name="curves"))
+    if figures:
+        nodes.append(Node(plot_figures, ["results", "params:reporting"], "figures", name="figures"))
     return Pipeline(nodes, namespace=namespace, tags=["reporting"])

@@ -1,0 +1,83 @@
+"""evaluate_methods: seeded units give the same results whatever n_jobs; models kept as asked."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from multiview_lab.pipelines.pbmvboost.nodes import (
+    draw_training_samples,
+    evaluate_methods,
+    plot_figure4,
+)
+
+
+@pytest.fixture(scope="module")
+def views():
+    rng = np.random.default_rng(0)
+    y_train, y_test = rng.integers(0, 3, 400), rng.integers(0, 3, 150)
+
+    def make(y):
+        base = np.eye(3)[y] * 40
+        return [
+            (base @ rng.normal(size=(3, 12)) + rng.normal(0, 30, (len(y), 12))).astype(np.float32)
+            for _ in range(3)
+        ]
+
+    return {
+        "SYN": {
+            "X_train": make(y_train),
+            "X_test": make(y_test),
+            "y_train": y_train,
+            "y_test": y_test,
+        }
+    }
+
+
+METHODS = {
+    "PB-MVBoost": {
+        "estimator": "PBMVBoostClassifier",
+        "params": {"n_estimators": 5, "max_depth": 2},
+        "trajectory": True,
+    },
+    "MVBoost": {"estimator": "MVBoostClassifier", "params": {"n_estimators": 5, "max_depth": 2}},
+}
+
+
+def _run(views, n_jobs):
+    protocol = {
+        "datasets": ["SYN"],
+        "tasks": [0, 1],
+        "n_train": [60],
+        "n_draws": 2,
+        "seed": 3,
+        "n_jobs": n_jobs,
+        "log_models": {"methods": ["PB-MVBoost"], "draws": [0]},
+    }
+    draws = draw_training_samples(views, protocol)
+    return evaluate_methods(views, draws, METHODS, protocol)
+
+
+def test_results_do_not_depend_on_n_jobs(views):
+    r1, t1, m1 = _run(views, 1)
+    r2, t2, m2 = _run(views, 2)
+    cols = [c for c in r1.columns if c != "fit_time_s"]
+    pd.testing.assert_frame_equal(r1[cols], r2[cols])
+    pd.testing.assert_frame_equal(t1, t2)
+    assert (
+        sorted(m1) == sorted(m2) == ["PB-MVBoost_SYN_digit0_draw0", "PB-MVBoost_SYN_digit1_draw0"]
+    )
+    assert len(r1) == 2 * 2 * 2
+    assert r1["accuracy"].between(0, 1).all() and (r1["fit_time_s"] > 0).all()
+    assert set(t1["iteration"]) == set(range(1, 6))
+    fig = plot_figure4(t1, {"method": "PB-MVBoost"})
+    assert len(fig.axes) == 3
+
+
+def test_unknown_method_option_is_a_clear_error(views):
+    protocol = {"datasets": ["SYN"], "tasks": [0], "n_train": [60], "n_draws": 1, "n_jobs": 1}
+    draws = draw_training_samples(views, protocol)
+    bad = {"X": {"estimator": "PBMVBoostClassifier", "params": {"n_estimator": 5}}}
+    with pytest.raises(ValueError, match="Unknown parameter"):
+        evaluate_methods(views, draws, bad, protocol)
+    with pytest.raises(ValueError, match="No method"):
+        evaluate_methods(views, draws, {}, protocol)
