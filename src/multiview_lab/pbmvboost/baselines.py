@@ -1,0 +1,516 @@
+"""Decision-tree baselines of PB-MVBoost's Table 1: Mono, Concat, Fusion_dt and MV-MV.
+
+All four follow PB-MVBoost spec §5.3 and share one building block, :func:`fit_tree_cv`: a
+scikit-learn decision tree whose depth is chosen by stratified 5-fold cross-validation accuracy over
+``{1, 2, 3, 4, 6, 8, None}`` (spec §5.2; the paper does not give the baselines' depths). Labels are
+any two values, mapped to ``−1`` / ``+1`` internally (``classes_[1]`` is the positive class).
+
+* :class:`MonoViewClassifier` — one tree per view, the view with the best CV accuracy is used.
+* :class:`ConcatClassifier` — one tree on the concatenated views.
+* :class:`FusionDTClassifier` — stacking: per-view trees on a stratified 60 % part, a second-level
+  tree on their outputs on the other 40 %.
+* :class:`MVMVClassifier` — uniform majority vote of per-view trees fitted on all the data.
+"""
+
+from __future__ import annotations
+
+import logging
+from numbers import Integral
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.model_selection import StratifiedKFold, cross_val_score, train_test_split
+from sklearn.tree import DecisionTreeClassifier
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+
+from multiview_lab.utils.validation import check_binary_labels, check_Xs, check_Xs_y
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "ConcatClassifier",
+    "FusionDTClassifier",
+    "MVMVClassifier",
+    "MonoViewClassifier",
+    "fit_tree_cv",
+]
+
+DEPTH_GRID = (1, 2, 3, 4, 6, 8, None)
+_MONO_SELECT = ("cv", "test")
+_LEVEL1_OUTPUTS = ("sign", "proba")
+_TIE_BREAKS = ("proba", "positive", "negative")
+
+
+def _check_depth(name: str, value) -> None:
+    if value is None:
+        return
+    if not isinstance(value, Integral) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"{name} must be a positive integer or None; got {value!r}.")
+
+
+def _check_tree_params(max_depth, depth_grid, cv) -> tuple:
+    """Validate the shared tree options and return the depths to try."""
+    if isinstance(max_depth, str):
+        if max_depth != "cv":
+            raise ValueError(
+                f"max_depth={max_depth!r} is not supported; use 'cv' (choose by cross-validation "
+                "over depth_grid), a positive integer or None."
+            )
+        grid = tuple(depth_grid)
+        if not grid:
+            raise ValueError("depth_grid must hold at least one depth.")
+        for depth in grid:
+            _check_depth("every entry of depth_grid", depth)
+    else:
+        _check_depth("max_depth", max_depth)
+        grid = (max_depth,)
+    if not isinstance(cv, Integral) or isinstance(cv, bool) or cv < 2:
+        raise ValueError(f"cv must be an integer of at least 2; got {cv!r}.")
+    return grid
+
+
+def _seed(rng) -> int:
+    return int(rng.randint(np.iinfo(np.int32).max))
+
+
+def fit_tree_cv(X, y, *, depths=DEPTH_GRID, cv=5, score=False, random_state=None):
+    """Fit a decision tree whose depth is chosen by stratified k-fold CV accuracy.
+
+    PB-MVBoost spec §5.2: the baselines' depth is chosen by 5-fold CV on the training sample over
+    ``{1, 2, 3, 4, 6, 8, None}``. Ties go to the first depth of ``depths`` (the shallowest).
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,)
+    depths : sequence of (int or None), default=(1, 2, 3, 4, 6, 8, None)
+        Candidate ``max_depth`` values. With a single candidate no CV is run unless ``score``.
+    cv : int, default=5
+        Number of stratified folds (shuffled, seeded).
+    score : bool, default=False
+        Also compute the CV accuracy when there is a single candidate depth.
+    random_state : int, RandomState or None
+        Seeds the folds and the trees.
+
+    Returns
+    -------
+    tree : DecisionTreeClassifier
+        Fitted on all of ``(X, y)`` with the chosen depth.
+    cv_scores : ndarray of shape (len(depths),)
+        Mean CV accuracy per candidate depth (NaN if not computed).
+    """
+    rng = check_random_state(random_state)
+    tree_seed, fold_seed = _seed(rng), _seed(rng)
+    depths = tuple(depths)
+    scores = np.full(len(depths), np.nan)
+    if len(depths) > 1 or score:
+        n_min = np.unique(y, return_counts=True)[1].min()
+        if n_min < cv:
+            raise ValueError(
+                f"{cv}-fold cross-validation needs at least {cv} examples of each class; the "
+                f"smallest class has {n_min}."
+            )
+        folds = StratifiedKFold(cv, shuffle=True, random_state=fold_seed)
+        for k, depth in enumerate(depths):
+            tree = DecisionTreeClassifier(max_depth=depth, random_state=tree_seed)
+            scores[k] = cross_val_score(tree, X, y, cv=folds, scoring="accuracy").mean()
+        best = depths[int(np.argmax(scores))]
+    else:
+        best = depths[0]
+    tree = DecisionTreeClassifier(max_depth=best, random_state=tree_seed).fit(X, y)
+    return tree, scores
+
+
+def _positive_proba(tree, X) -> np.ndarray:
+    """Probability of the +1 class from a tree fitted on ±1 labels."""
+    return tree.predict_proba(X)[:, 1]
+
+
+def _to_labels(classes, score) -> np.ndarray:
+    """``classes[1]`` where the score is positive, ``classes[0]`` otherwise."""
+    return classes[(np.asarray(score) > 0).astype(int)]
+
+
+class _TreeBaseline(ClassifierMixin, BaseEstimator):
+    """Shared validation for the tree baselines (not public)."""
+
+    def _validate(self, Xs, y):
+        depths = _check_tree_params(self.max_depth, self.depth_grid, self.cv)
+        Xs, y = check_Xs_y(Xs, y)
+        y_pm, self.classes_ = check_binary_labels(y)
+        self.n_features_per_view_ = [X.shape[1] for X in Xs]
+        return Xs, y_pm, depths, check_random_state(self.random_state)
+
+    def _check_predict(self, Xs):
+        check_is_fitted(self, "classes_")
+        return check_Xs(
+            Xs, n_views=len(self.n_features_per_view_), n_features=self.n_features_per_view_
+        )
+
+    def predict(self, Xs):
+        """Predicted labels (``classes_[1]`` where ``decision_function > 0``)."""
+        return _to_labels(self.classes_, self.decision_function(Xs))
+
+
+class MonoViewClassifier(_TreeBaseline):
+    """Mono: a decision tree per view; the best view's tree predicts (PB-MVBoost spec §5.3).
+
+    Parameters
+    ----------
+    mono_select : {"cv", "test"}, default="cv"
+        ``"cv"``: use the view with the best ``cv``-fold CV accuracy on the training sample (ties to
+        the lowest view index). ``"test"``: the paper's "best performing view" read as selection
+        on held-out labelled data — an oracle; call :meth:`select_view` with that data before
+        predicting.
+    max_depth : "cv", int or None, default="cv"
+        Tree depth; ``"cv"`` chooses it by stratified ``cv``-fold CV accuracy over ``depth_grid``
+        (PB-MVBoost spec §5.2).
+    depth_grid : sequence of (int or None), default=(1, 2, 3, 4, 6, 8, None)
+        Candidate depths for ``max_depth="cv"``.
+    cv : int, default=5
+        Number of folds of the depth selection.
+    random_state : int, RandomState or None, default=None
+        Seeds the folds and the trees.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+    n_features_per_view_ : list of int
+    estimators_ : list of DecisionTreeClassifier
+        One tree per view, fitted on all the training data (labels ±1).
+    depths_ : list of (int or None)
+        Chosen depth per view.
+    view_cv_scores_ : ndarray of shape (n_views,)
+        Best CV accuracy of each view.
+    selected_view_ : int or None
+        View used by ``predict`` (``None`` until :meth:`select_view` with ``mono_select="test"``).
+
+    References
+    ----------
+    Goyal et al., Neurocomputing 358 (2019), Sect. 5.2 ("Mono"); PB-MVBoost spec §5.2–5.3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, 100)
+    >>> Xs = [rng.normal(size=(100, 3)), rng.normal(size=(100, 3)) + 2 * y[:, None]]
+    >>> MonoViewClassifier(random_state=0).fit(Xs, y).selected_view_
+    1
+    """
+
+    def __init__(
+        self, *, mono_select="cv", max_depth="cv", depth_grid=DEPTH_GRID, cv=5, random_state=None
+    ):
+        self.mono_select = mono_select
+        self.max_depth = max_depth
+        self.depth_grid = depth_grid
+        self.cv = cv
+        self.random_state = random_state
+
+    def fit(self, Xs, y):
+        """Fit one tree per view and select the view by CV accuracy (``mono_select="cv"``)."""
+        if self.mono_select not in _MONO_SELECT:
+            raise ValueError(
+                f"mono_select={self.mono_select!r} is not supported; choose one of {list(_MONO_SELECT)}."
+            )
+        Xs, y_pm, depths, rng = self._validate(Xs, y)
+        self.estimators_, self.depths_, scores = [], [], []
+        for X in Xs:
+            tree, cv_scores = fit_tree_cv(
+                X,
+                y_pm,
+                depths=depths,
+                cv=self.cv,
+                score=self.mono_select == "cv",
+                random_state=_seed(rng),
+            )
+            self.estimators_.append(tree)
+            self.depths_.append(tree.max_depth)
+            scores.append(np.nanmax(cv_scores) if self.mono_select == "cv" else np.nan)
+        self.view_cv_scores_ = np.asarray(scores)
+        self.selected_view_ = int(np.argmax(scores)) if self.mono_select == "cv" else None
+        return self
+
+    def select_view(self, Xs, y):
+        """Select the view whose tree has the best accuracy on ``(Xs, y)`` (the oracle rule).
+
+        With ``mono_select="test"`` call it with the labelled test set before predicting.
+        """
+        Xs = self._check_predict(Xs)
+        y = np.asarray(y)
+        if y.shape != (Xs[0].shape[0],):
+            raise ValueError(f"y must have shape ({Xs[0].shape[0]},); got {y.shape}.")
+        acc = [
+            np.mean(_to_labels(self.classes_, t.predict(X)) == y)
+            for t, X in zip(self.estimators_, Xs, strict=True)
+        ]
+        self.view_test_scores_ = np.asarray(acc)
+        self.selected_view_ = int(np.argmax(acc))
+        return self
+
+    def decision_function(self, Xs):
+        """Positive-class probability of the selected view's tree minus ½."""
+        Xs = self._check_predict(Xs)
+        if self.selected_view_ is None:
+            raise ValueError(
+                "No view is selected: with mono_select='test' call select_view(Xs_test, y_test) first."
+            )
+        v = self.selected_view_
+        return _positive_proba(self.estimators_[v], Xs[v]) - 0.5
+
+
+class ConcatClassifier(_TreeBaseline):
+    """Concat: one decision tree on the concatenation of all views (PB-MVBoost spec §5.3).
+
+    Parameters
+    ----------
+    max_depth : "cv", int or None, default="cv"
+        Tree depth; ``"cv"`` chooses it by stratified ``cv``-fold CV accuracy over ``depth_grid``
+        (PB-MVBoost spec §5.2).
+    depth_grid : sequence of (int or None), default=(1, 2, 3, 4, 6, 8, None)
+        Candidate depths for ``max_depth="cv"``.
+    cv : int, default=5
+        Number of folds of the depth selection.
+    random_state : int, RandomState or None, default=None
+        Seeds the folds and the trees.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+    n_features_per_view_ : list of int
+    estimator_ : DecisionTreeClassifier
+        Tree on ``np.hstack(Xs)`` (labels ±1).
+    depth_cv_scores_ : ndarray
+        CV accuracy per candidate depth (NaN if the depth was fixed).
+
+    References
+    ----------
+    Goyal et al., Neurocomputing 358 (2019), Sect. 5.2 ("Concat"); PB-MVBoost spec §5.3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, 100)
+    >>> Xs = [rng.normal(size=(100, 3)) + y[:, None], rng.normal(size=(100, 2))]
+    >>> ConcatClassifier(random_state=0).fit(Xs, y).estimator_.n_features_in_
+    5
+    """
+
+    def __init__(self, *, max_depth="cv", depth_grid=DEPTH_GRID, cv=5, random_state=None):
+        self.max_depth = max_depth
+        self.depth_grid = depth_grid
+        self.cv = cv
+        self.random_state = random_state
+
+    def fit(self, Xs, y):
+        """Fit one tree on ``np.hstack(Xs)``."""
+        Xs, y_pm, depths, rng = self._validate(Xs, y)
+        self.estimator_, self.depth_cv_scores_ = fit_tree_cv(
+            np.hstack(Xs), y_pm, depths=depths, cv=self.cv, random_state=_seed(rng)
+        )
+        return self
+
+    def decision_function(self, Xs):
+        """Positive-class probability of the tree minus ½."""
+        Xs = self._check_predict(Xs)
+        return _positive_proba(self.estimator_, np.hstack(Xs)) - 0.5
+
+
+class FusionDTClassifier(_TreeBaseline):
+    """Fusion_dt: stacking of per-view trees with a second-level tree (PB-MVBoost spec §5.3).
+
+    The training sample is split, stratified, into a level-1 part (``level1_size``, 60 % [paper])
+    and a level-2 part (the other 40 %). Per-view trees are fitted on the level-1 part; their
+    outputs on the level-2 part form an ``n × V`` matrix on which a second-level tree is fitted.
+    The second level never sees a level-1 training row.
+
+    Parameters
+    ----------
+    level1_output : {"sign", "proba"}, default="sign"
+        Level-1 outputs fed to level 2: tree predictions (±1), or positive-class probabilities.
+    level1_size : float, default=0.6
+        Fraction of the training sample used for level 1.
+    max_depth : "cv", int or None, default="cv"
+        Tree depth; ``"cv"`` chooses it by stratified ``cv``-fold CV accuracy over ``depth_grid``
+        (PB-MVBoost spec §5.2).
+    depth_grid : sequence of (int or None), default=(1, 2, 3, 4, 6, 8, None)
+        Candidate depths for ``max_depth="cv"``.
+    cv : int, default=5
+        Number of folds of the depth selection.
+    random_state : int, RandomState or None, default=None
+        Seeds the folds and the trees.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+    n_features_per_view_ : list of int
+    level1_indices_, level2_indices_ : ndarray of int
+        Training rows of each level (disjoint, together all rows).
+    estimators_ : list of DecisionTreeClassifier
+        Level-1 trees, one per view.
+    final_estimator_ : DecisionTreeClassifier
+        Level-2 tree on the level-1 outputs.
+
+    References
+    ----------
+    Goyal et al., Neurocomputing 358 (2019), Sect. 5.2 ("Fusion_dt"); PB-MVBoost spec §5.3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, 100)
+    >>> Xs = [rng.normal(size=(100, 3)) + y[:, None] for _ in range(3)]
+    >>> clf = FusionDTClassifier(random_state=0).fit(Xs, y)
+    >>> len(clf.level1_indices_), len(clf.level2_indices_)
+    (60, 40)
+    """
+
+    def __init__(
+        self,
+        *,
+        level1_output="sign",
+        level1_size=0.6,
+        max_depth="cv",
+        depth_grid=DEPTH_GRID,
+        cv=5,
+        random_state=None,
+    ):
+        self.level1_output = level1_output
+        self.level1_size = level1_size
+        self.max_depth = max_depth
+        self.depth_grid = depth_grid
+        self.cv = cv
+        self.random_state = random_state
+
+    def _level1_outputs(self, Xs):
+        if self.level1_output == "proba":
+            return np.column_stack(
+                [_positive_proba(t, X) for t, X in zip(self.estimators_, Xs, strict=True)]
+            )
+        return np.column_stack([t.predict(X) for t, X in zip(self.estimators_, Xs, strict=True)])
+
+    def fit(self, Xs, y):
+        """Split the sample, fit the per-view trees on 60 % and the level-2 tree on 40 %."""
+        if self.level1_output not in _LEVEL1_OUTPUTS:
+            raise ValueError(
+                f"level1_output={self.level1_output!r} is not supported; choose one of "
+                f"{list(_LEVEL1_OUTPUTS)}."
+            )
+        if not (isinstance(self.level1_size, float) and 0.0 < self.level1_size < 1.0):
+            raise ValueError(f"level1_size must be a float in (0, 1); got {self.level1_size!r}.")
+        Xs, y_pm, depths, rng = self._validate(Xs, y)
+        self.level1_indices_, self.level2_indices_ = train_test_split(
+            np.arange(y_pm.shape[0]),
+            train_size=self.level1_size,
+            stratify=y_pm,
+            random_state=_seed(rng),
+        )
+        i1, i2 = self.level1_indices_, self.level2_indices_
+        self.estimators_ = [
+            fit_tree_cv(X[i1], y_pm[i1], depths=depths, cv=self.cv, random_state=_seed(rng))[0]
+            for X in Xs
+        ]
+        Z2 = self._level1_outputs([X[i2] for X in Xs])
+        self.final_estimator_, self.depth_cv_scores_ = fit_tree_cv(
+            Z2, y_pm[i2], depths=depths, cv=self.cv, random_state=_seed(rng)
+        )
+        return self
+
+    def decision_function(self, Xs):
+        """Positive-class probability of the level-2 tree minus ½."""
+        Xs = self._check_predict(Xs)
+        return _positive_proba(self.final_estimator_, self._level1_outputs(Xs)) - 0.5
+
+
+class MVMVClassifier(_TreeBaseline):
+    """MV-MV: uniform majority vote of per-view decision trees (PB-MVBoost spec §5.3).
+
+    One tree per view is fitted on all training data; the prediction is the majority of the V
+    tree predictions. Ties (possible when V is even) are broken by the mean positive-class
+    probability of the V trees (``> ½`` → +1); an exact tie gives −1 (``classes_[0]``).
+
+    Parameters
+    ----------
+    tie_break : {"proba", "positive", "negative"}, default="proba"
+        Rule for tied votes: ``"proba"`` is the spec's rule above; ``"positive"`` / ``"negative"``
+        give every tie to +1 / −1 (``"positive"`` = "at least half of the views vote +1", a
+        literal reading of the paper's uniform majority vote, kept for comparison).
+    max_depth : "cv", int or None, default="cv"
+        Tree depth; ``"cv"`` chooses it by stratified ``cv``-fold CV accuracy over ``depth_grid``
+        (PB-MVBoost spec §5.2).
+    depth_grid : sequence of (int or None), default=(1, 2, 3, 4, 6, 8, None)
+        Candidate depths for ``max_depth="cv"``.
+    cv : int, default=5
+        Number of folds of the depth selection.
+    random_state : int, RandomState or None, default=None
+        Seeds the folds and the trees.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+    n_features_per_view_ : list of int
+    estimators_ : list of DecisionTreeClassifier
+        One tree per view (labels ±1).
+    depths_ : list of (int or None)
+
+    References
+    ----------
+    Goyal et al., Neurocomputing 358 (2019), Sect. 5.2 ("MV-MV"); Amini, Usunier, Goutte,
+    NIPS 2009; PB-MVBoost spec §5.3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, 100)
+    >>> Xs = [rng.normal(size=(100, 3)) + y[:, None] for _ in range(3)]
+    >>> MVMVClassifier(random_state=0).fit(Xs, y).score(Xs, y) > 0.7
+    True
+    """
+
+    def __init__(
+        self, *, tie_break="proba", max_depth="cv", depth_grid=DEPTH_GRID, cv=5, random_state=None
+    ):
+        self.tie_break = tie_break
+        self.max_depth = max_depth
+        self.depth_grid = depth_grid
+        self.cv = cv
+        self.random_state = random_state
+
+    def fit(self, Xs, y):
+        """Fit one tree per view on all the training data."""
+        if self.tie_break not in _TIE_BREAKS:
+            raise ValueError(
+                f"tie_break={self.tie_break!r} is not supported; choose one of {list(_TIE_BREAKS)}."
+            )
+        Xs, y_pm, depths, rng = self._validate(Xs, y)
+        self.estimators_ = [
+            fit_tree_cv(X, y_pm, depths=depths, cv=self.cv, random_state=_seed(rng))[0] for X in Xs
+        ]
+        self.depths_ = [t.max_depth for t in self.estimators_]
+        return self
+
+    def decision_function(self, Xs):
+        """Vote margin with the tie rule folded in.
+
+        Returns the mean of the ±1 votes where it is non-zero. Where the votes tie it returns, for
+        ``tie_break="proba"``, the mean positive-class probability minus ½ scaled by ``1 / (2V)``
+        so that it never outweighs a vote (exact ties stay 0 and are predicted as −1);
+        ``1 / (2V)`` for ``"positive"`` and 0 for ``"negative"``.
+        """
+        Xs = self._check_predict(Xs)
+        votes = np.column_stack([t.predict(X) for t, X in zip(self.estimators_, Xs, strict=True)])
+        margin = votes.mean(axis=1)
+        tied = margin == 0
+        if self.tie_break == "positive":
+            margin[tied] = 1.0 / (2 * votes.shape[1])
+        elif self.tie_break == "proba" and np.any(tied):
+            proba = np.column_stack(
+                [_positive_proba(t, X[tied]) for t, X in zip(self.estimators_, Xs, strict=True)]
+            ).mean(axis=1)
+            margin[tied] = (proba - 0.5) / (2 * votes.shape[1])
+        return margin

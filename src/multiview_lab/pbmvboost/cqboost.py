@@ -1,0 +1,805 @@
+"""CqBoost and the Fusion_Cq^all late-fusion baseline of PB-MVBoost's Table 1.
+
+CqBoost (Roy, Marchand & Laviolette, AISTATS 2016) learns a distribution ``q`` over a (large) set of
+voters by column generation: a restricted master QP minimises the empirical second moment of the
+margin (a C-bound surrogate) over the columns chosen so far, and its dual values price the columns
+that are not yet in the model (PB-MVBoost spec §5.3, pseudo-code under "CqBoost").
+
+Restricted master (PB-MVBoost spec §5.3), for the chosen columns ``J`` of ``H_ij = y_i h_j(x_i)``::
+
+    minimise (1/m) γᵀγ  s.t.  γ = H[:, J] q  (α ∈ R^m),  1ᵀq = 1 (ν),  q ≥ 0,  (1/m) 1ᵀγ ≥ μ  (β)
+
+The QP is solved by :func:`solve_master_qp`, a primal active-set method written for this problem:
+every restricted master starts from the previous optimum with a zero appended (feasible, as the spec
+asks), so one or two equality-constrained KKT solves per column are enough; the solutions are
+vertices/faces solved to machine precision, the multipliers come out of the same KKT systems, and
+the method needs no extra dependency. (Interior-point solvers such as cvxopt or Clarabel cannot be
+warm-started and stop at ~1e-8 accuracy; Fusion_Cq^all runs ~200 column generations per fit, each
+with up to 100 restricted masters.) Eliminating γ, the KKT conditions give the duals the pricing
+step uses: ``α = (β 1 − 2γ) / m`` and the column rule ``Σ_i α_i H_ij ≤ ν`` for every ``j``.
+
+:class:`FusionCqAllClassifier` is Fusion_Cq^all (Goyal et al., ECML-PKDD 2017), as read by the spec:
+per-view linear SVMs over a grid of ``C`` (level 1, cross-fitted), standardised outputs, and CqBoost
+with self-complemented RBF kernel voters on them (level 2), ``γ`` and ``μ`` chosen by cross-validation.
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+from dataclasses import dataclass
+from numbers import Integral, Real
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics.pairwise import euclidean_distances
+from sklearn.model_selection import StratifiedKFold
+from sklearn.svm import LinearSVC
+from sklearn.utils import check_random_state
+from sklearn.utils.validation import check_is_fitted
+from threadpoolctl import threadpool_limits
+
+from multiview_lab.utils.validation import check_binary_labels, check_Xs, check_Xs_y
+
+logger = logging.getLogger(__name__)
+
+__all__ = [
+    "CqBoostClassifier",
+    "CqBoostInfeasibleError",
+    "CqBoostResult",
+    "FusionCqAllClassifier",
+    "cqboost_column_generation",
+    "solve_master_qp",
+]
+
+_VOTERS = ("rbf", "precomputed")
+_LEVEL1_OUTPUTS = ("decision", "sign")
+_LEVEL1_FITS = ("cross_fit", "in_sample")
+
+
+class CqBoostInfeasibleError(ValueError):
+    """Raised when no distribution over the voters reaches the required mean margin ``mu``."""
+
+
+def _check_choice(name: str, value, allowed) -> None:
+    if value not in allowed:
+        raise ValueError(f"{name}={value!r} is not supported; choose one of {list(allowed)!r}.")
+
+
+def _check_positive(name: str, value, *, integer: bool = False, allow_zero: bool = False) -> None:
+    kind = Integral if integer else Real
+    ok = isinstance(value, kind) and not isinstance(value, bool) and np.isfinite(value)
+    if not ok or value < 0 or (value == 0 and not allow_zero):
+        sign = "non-negative" if allow_zero else "positive"
+        what = "integer" if integer else "number"
+        raise ValueError(f"{name} must be a {sign} {what}; got {value!r}.")
+
+
+def _check_grid(name: str, grid) -> np.ndarray:
+    values = np.asarray(grid, dtype=float).ravel()
+    if values.size == 0 or not np.all(np.isfinite(values)) or np.any(values <= 0):
+        raise ValueError(f"{name} must be a non-empty sequence of positive numbers; got {grid!r}.")
+    return values
+
+
+# --------------------------------------------------------------------------------------------
+# Restricted master QP
+# --------------------------------------------------------------------------------------------
+
+
+def _solve_kkt(K: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """Solve a (possibly singular but consistent) KKT system."""
+    try:
+        sol = np.linalg.solve(K, rhs)
+        if np.all(np.isfinite(sol)) and np.max(np.abs(K @ sol - rhs)) <= 1e-9:
+            return sol
+    except np.linalg.LinAlgError:
+        pass
+    # Rank-deficient Gram block (e.g. nearly collinear voters): the system stays consistent because
+    # the objective is a sum of squares, and the minimum-norm solution is one of its solutions.
+    return np.linalg.lstsq(K, rhs, rcond=None)[0]
+
+
+def solve_master_qp(G, c, mu, q0, *, margin_active=None, warm=False, tol=1e-10, max_iter=None):
+    """Solve the restricted master QP of CqBoost by a primal active-set method.
+
+    Solves ``min_q qᵀ G q`` subject to ``1ᵀq = 1``, ``q ≥ 0`` and ``cᵀq ≥ μ``: the restricted
+    master of PB-MVBoost spec §5.3 with ``G = H_Jᵀ H_J / m`` and ``c = H_Jᵀ 1 / m`` (γ eliminated).
+    Each iteration solves the equality-constrained QP on the current face (free coordinates, plus
+    the margin constraint if it is in the working set) through its KKT system, steps towards it
+    until a constraint blocks, and, once on a face optimum, frees the constraint with the most
+    negative multiplier. The objective never increases.
+
+    Parameters
+    ----------
+    G : ndarray of shape (k, k)
+        Positive semi-definite Gram matrix of the chosen columns, divided by ``m``.
+    c : ndarray of shape (k,)
+        Mean margin of each chosen column.
+    mu : float
+        Required mean margin.
+    q0 : ndarray of shape (k,)
+        Feasible starting point (column generation: the previous optimum with a zero appended).
+    margin_active : bool or None, default=None
+        Whether the margin constraint starts in the working set; ``None`` = when it is tight.
+    warm : bool, default=False
+        ``q0`` is already optimal on its face (true for the previous optimum with a zero
+        appended), so the first KKT solve can be skipped.
+    tol : float, default=1e-10
+        Tolerance on the Lagrange multipliers (optimality) and on the tightness of constraints.
+    max_iter : int or None, default=None
+        Largest number of active-set iterations (default ``10 k + 50``).
+
+    Returns
+    -------
+    q : ndarray of shape (k,)
+        Optimal weights.
+    nu : float
+        Dual value of ``1ᵀq = 1`` in the spec's sign convention (the pricing threshold ``ν``).
+    beta : float
+        Dual value (≥ 0) of the margin constraint.
+    margin_active : bool
+        Whether the margin constraint is in the final working set.
+    """
+    G = np.asarray(G, dtype=float)
+    c = np.asarray(c, dtype=float)
+    q = np.array(q0, dtype=float)
+    k = q.shape[0]
+    free = q > 0
+    if margin_active is None:
+        margin_active = bool(c @ q - mu <= tol)
+    max_iter = 10 * k + 50 if max_iter is None else max_iter
+    g = 2.0 * (G @ q)
+    stationary, lam = warm, None
+    for _ in range(max_iter):
+        F = np.flatnonzero(free)
+        nF = F.size
+        # The margin row adds a constraint only if c is not constant on the free set; otherwise
+        # 1ᵀp = 0 already implies cᵀp = 0 and the row would make the KKT matrix singular.
+        use_margin = margin_active and nF >= 2 and np.ptp(c[F]) > tol
+        B = np.vstack([np.ones(nF), c[F]]) if use_margin else np.ones((1, nF))
+        if not stationary:
+            r = B.shape[0]
+            G_FF = G[np.ix_(F, F)]
+            K = np.zeros((nF + r, nF + r))
+            K[:nF, :nF] = 2.0 * G_FF
+            K[:nF, nF:] = -B.T
+            K[nF:, :nF] = B
+            rhs = np.zeros(nF + r)
+            rhs[nF:] = (1.0, mu) if use_margin else 1.0
+            sol = _solve_kkt(K, rhs)
+            p = sol[:nF] - q[F]
+            f = 0.5 * (q @ g)
+            if -(g[F] @ p + p @ G_FF @ p) > 1e-15 * max(f, 1e-300):
+                step, block = 1.0, None
+                neg = p < 0
+                if np.any(neg):
+                    ratios = q[F][neg] / -p[neg]
+                    i = int(np.argmin(ratios))
+                    if ratios[i] < step:
+                        step, block = float(ratios[i]), int(F[neg][i])
+                if not margin_active:
+                    cp = c[F] @ p
+                    if cp < 0:
+                        ratio = max(c @ q - mu, 0.0) / -cp
+                        if ratio < step:
+                            step, block = ratio, "margin"
+                q[F] += step * p
+                g = 2.0 * (G @ q)
+                if block is None:
+                    lam = sol[nF:]  # full step: q is the face optimum and sol holds its multipliers
+                else:
+                    if block == "margin":
+                        margin_active = True
+                    else:
+                        q[block] = 0.0
+                        free[block] = False
+                    continue
+            stationary = True
+        # On a face optimum: 2 G q = ν 1 + β c + λ, λ ≥ 0 on the bounded coordinates.
+        if lam is None:
+            lam = np.linalg.lstsq(B.T, g[F], rcond=None)[0]
+        nu_m = float(lam[0])
+        beta = float(lam[1]) if use_margin else 0.0
+        lam_bounds = g - nu_m - beta * c
+        lam_bounds[free] = np.inf
+        j = int(np.argmin(lam_bounds))
+        stationary, lam = False, None
+        if use_margin and beta < -tol and beta <= lam_bounds[j]:
+            margin_active = False
+            continue
+        if lam_bounds[j] < -tol:
+            free[j] = True
+            continue
+        q = np.maximum(q, 0.0)
+        q /= q.sum()
+        return q, -nu_m, max(beta, 0.0), bool(margin_active)
+    raise RuntimeError(
+        f"The CqBoost master QP did not converge in {max_iter} active-set iterations."
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Column generation
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass
+class CqBoostResult:
+    """Outcome of :func:`cqboost_column_generation`.
+
+    Attributes
+    ----------
+    columns : ndarray of int
+        Chosen columns ``J`` in order of entry; with self-complement, ``j ≥ n_base`` is the
+        negation of column ``j − n_base``.
+    q : ndarray
+        Weights of the chosen columns (a distribution).
+    objective_history : ndarray
+        Restricted-master objective ``(1/m) γᵀγ`` after each column generation iteration.
+    entering_scores : ndarray
+        ``Σ_i α_i H_ij`` of the column that entered at each iteration.
+    nu_history : ndarray
+        The threshold ``ν`` each entering column was compared with.
+    alpha, nu, beta : ndarray, float, float
+        Final dual values.
+    stop_reason : str
+        ``"converged"`` (no column prices above ``ν + ε``), ``"max_iterations"`` or ``"all_columns"``.
+    margins : ndarray
+        Final ``γ = H[:, J] q`` (margins of the vote on the training rows).
+    """
+
+    columns: np.ndarray
+    q: np.ndarray
+    objective_history: np.ndarray
+    entering_scores: np.ndarray
+    nu_history: np.ndarray
+    alpha: np.ndarray
+    nu: float
+    beta: float
+    stop_reason: str
+    margins: np.ndarray
+
+
+def cqboost_column_generation(
+    H, mu, *, self_complement=True, n_max_iterations=100, epsilon=1e-6, tol=1e-10
+) -> CqBoostResult:
+    """Run CqBoost's column generation on a margin matrix (PB-MVBoost spec §5.3).
+
+    Parameters
+    ----------
+    H : ndarray of shape (m, n_base)
+        ``H_ij = y_i h_j(x_i)`` with voter outputs in ``[-1, 1]``.
+    mu : float
+        Required mean margin ``(1/m) 1ᵀγ ≥ μ``.
+    self_complement : bool, default=True
+        Also offer the negation of every voter (columns ``n_base .. 2 n_base − 1``); they are priced
+        without being stored (their score is the negated score).
+    n_max_iterations : int, default=100
+        Largest number of columns.
+    epsilon : float, default=1e-6
+        Stop when the best column's score is ``≤ ν + ε`` (spec ``ε_cg``).
+    tol : float, default=1e-10
+        Tolerance of the master QP solver.
+
+    Returns
+    -------
+    CqBoostResult
+
+    Raises
+    ------
+    CqBoostInfeasibleError
+        If even the voter with the largest mean margin has a mean margin below ``mu``
+        (then no distribution over the voters is feasible).
+    """
+    H = np.asarray(H, dtype=float)
+    m, n_base = H.shape
+    n_columns = 2 * n_base if self_complement else n_base
+    max_columns = min(n_max_iterations, n_columns)
+    cols = np.empty((m, max_columns))
+    G = np.empty((max_columns, max_columns))
+    c = np.empty(max_columns)
+    chosen = np.zeros(n_columns, dtype=bool)
+    J: list[int] = []
+    q = np.empty(0)
+    alpha = np.full(m, 1.0 / m)
+    nu, beta, margin_active = 0.0, 0.0, None
+    objective, scores_in, nus = [], [], []
+    while True:
+        s = alpha @ H
+        scores = np.concatenate([s, -s]) if self_complement else s
+        scores[chosen] = -np.inf
+        j = int(np.argmax(scores))
+        if J and scores[j] <= nu + epsilon:
+            stop_reason = "converged"
+            break
+        if len(J) == n_columns:
+            stop_reason = "all_columns"
+            break
+        if len(J) == max_columns:
+            stop_reason = "max_iterations"
+            break
+        h = H[:, j] if j < n_base else -H[:, j - n_base]
+        k = len(J)
+        cols[:, k] = h
+        G[k, : k + 1] = G[: k + 1, k] = cols[:, : k + 1].T @ h / m
+        c[k] = h.sum() / m
+        if k == 0:
+            if c[0] < mu - tol:
+                raise CqBoostInfeasibleError(
+                    f"mu={mu:g} is infeasible: the voter with the largest mean margin has mean "
+                    f"margin {c[0]:.3g} < mu, so no distribution over the voters reaches mu."
+                )
+            q0 = np.ones(1)
+        else:
+            q0 = np.append(q, 0.0)
+        J.append(j)
+        chosen[j] = True
+        scores_in.append(scores[j])
+        nus.append(nu)
+        q, nu, beta, margin_active = solve_master_qp(
+            G[: k + 1, : k + 1],
+            c[: k + 1],
+            mu,
+            q0,
+            margin_active=margin_active,
+            warm=k > 0,
+            tol=tol,
+        )
+        gamma = cols[:, : k + 1] @ q
+        alpha = (beta - 2.0 * gamma) / m
+        objective.append(float(gamma @ gamma) / m)
+    logger.debug("CqBoost: %d columns, stop=%s, objective=%.3g", len(J), stop_reason, objective[-1])
+    return CqBoostResult(
+        columns=np.asarray(J, dtype=int),
+        q=q,
+        objective_history=np.asarray(objective),
+        entering_scores=np.asarray(scores_in),
+        nu_history=np.asarray(nus),
+        alpha=alpha,
+        nu=float(nu),
+        beta=float(beta),
+        stop_reason=stop_reason,
+        margins=gamma,
+    )
+
+
+def _rbf_margin_matrix(D2, gamma, y_pm):
+    """``H_ij = y_i y_j exp(−γ ||x_i − x_j||²)``: margins of the RBF voters ``h_j = y_j k(x_j, ·)``."""
+    return y_pm[:, None] * np.exp(-gamma * D2) * y_pm[None, :]
+
+
+def _column_coefficients(columns, q, n_base, y_pm=None):
+    """Fold the chosen (possibly complemented) columns into one signed weight per base voter."""
+    sign = np.where(columns < n_base, 1.0, -1.0)
+    base = np.where(columns < n_base, columns, columns - n_base)
+    coef = np.zeros(n_base)
+    np.add.at(coef, base, sign * q)
+    if y_pm is not None:
+        coef *= y_pm
+    return coef
+
+
+# --------------------------------------------------------------------------------------------
+# Estimators
+# --------------------------------------------------------------------------------------------
+
+
+class CqBoostClassifier(ClassifierMixin, BaseEstimator):
+    """CqBoost: column generation over kernel (or given) voters minimising the margin's second moment.
+
+    Parameters
+    ----------
+    mu : float, default=1e-3
+        Required mean margin of the majority vote (PB-MVBoost spec §5.3, restricted master).
+    voters : {"rbf", "precomputed"}, default="rbf"
+        ``"rbf"``: one voter per training example ``j``, ``h_j(x) = y_j exp(−γ ||x_j − x||²)``
+        (Fusion_Cq^all's level 2, spec §5.3). ``"precomputed"``: the columns of ``X`` are the
+        outputs, in ``[-1, 1]``, of the voters on each example (at fit and at predict time).
+    gamma : float, default=1.0
+        RBF kernel parameter (``voters="rbf"`` only).
+    self_complement : bool, default=True
+        Add the negation of every voter.
+    n_max_iterations : int, default=100
+        Largest number of column generation iterations (= columns).
+    epsilon : float, default=1e-6
+        Column generation stops when no column prices above ``ν + ε`` (spec ``ε_cg``).
+    tol : float, default=1e-10
+        Tolerance of the master QP (multipliers, tightness).
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+        Original labels; ``classes_[1]`` is the positive class (+1).
+    n_features_in_ : int
+        Number of columns of ``X`` seen in fit.
+    columns_ : ndarray of int
+        Chosen columns in order of entry (``j ≥ n_base`` = negated voter ``j − n_base``).
+    q_ : ndarray
+        Weights of the chosen columns (``q ≥ 0``, ``Σ q = 1``).
+    objective_history_ : ndarray
+        Restricted-master objective ``(1/m) γᵀγ`` after each iteration (non-increasing).
+    entering_scores_, nu_history_ : ndarray
+        Pricing score of each entering column and the threshold ``ν`` it beat.
+    alpha_, nu_, beta_ : ndarray, float, float
+        Final dual values (``α = (β 1 − 2γ) / m``).
+    stop_reason_ : str
+        ``"converged"``, ``"max_iterations"`` or ``"all_columns"``.
+    train_margins_ : ndarray of shape (n_samples,)
+        ``γ = H[:, J] q`` on the training set.
+
+    Notes
+    -----
+    CqBoost is a single-view learner: it takes one 2-D ``X`` (Fusion_Cq^all feeds it the stacked
+    level-1 outputs). It is deterministic (ties in pricing go to the lowest column index), hence
+    no ``random_state``. The stopping threshold ``ε`` is absolute, as in the spec; the dual values
+    scale with ``μ``, so for very small ``μ`` column generation stops after a few columns.
+
+    References
+    ----------
+    J.-F. Roy, M. Marchand, F. Laviolette, "A column generation bound minimization approach with
+    PAC-Bayesian generalization guarantees", AISTATS 2016. PB-MVBoost spec §5.3 ("CqBoost").
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(60, 3)); y = (X[:, 0] > 0).astype(int)
+    >>> clf = CqBoostClassifier(mu=0.05, gamma=0.5).fit(X, y)
+    >>> bool(abs(clf.q_.sum() - 1) < 1e-8)
+    True
+    """
+
+    def __init__(
+        self,
+        mu=1e-3,
+        *,
+        voters="rbf",
+        gamma=1.0,
+        self_complement=True,
+        n_max_iterations=100,
+        epsilon=1e-6,
+        tol=1e-10,
+    ):
+        self.mu = mu
+        self.voters = voters
+        self.gamma = gamma
+        self.self_complement = self_complement
+        self.n_max_iterations = n_max_iterations
+        self.epsilon = epsilon
+        self.tol = tol
+
+    def _validate_params(self):
+        _check_choice("voters", self.voters, _VOTERS)
+        _check_positive("mu", self.mu, allow_zero=True)
+        _check_positive("gamma", self.gamma)
+        _check_positive("n_max_iterations", self.n_max_iterations, integer=True)
+        _check_positive("epsilon", self.epsilon, allow_zero=True)
+        _check_positive("tol", self.tol)
+        if self.mu > 1:
+            raise ValueError(f"mu must be at most 1 (margins lie in [-1, 1]); got {self.mu!r}.")
+
+    def fit(self, X, y):
+        """Fit CqBoost on ``X`` (features, or voter outputs if ``voters="precomputed"``) and ``y``."""
+        self._validate_params()
+        (X,), y = check_Xs_y([X], y)
+        y_pm, self.classes_ = check_binary_labels(y)
+        self.n_features_in_ = X.shape[1]
+        if self.voters == "precomputed":
+            if np.abs(X).max() > 1.0 + 1e-12:
+                raise ValueError(
+                    "With voters='precomputed', X must hold voter outputs in [-1, 1]; got values "
+                    f"up to {np.abs(X).max():.3g} in absolute value."
+                )
+            H = y_pm[:, None] * X
+        else:
+            H = _rbf_margin_matrix(euclidean_distances(X, squared=True), self.gamma, y_pm)
+        res = cqboost_column_generation(
+            H,
+            self.mu,
+            self_complement=self.self_complement,
+            n_max_iterations=self.n_max_iterations,
+            epsilon=self.epsilon,
+            tol=self.tol,
+        )
+        self.columns_ = res.columns
+        self.q_ = res.q
+        self.objective_history_ = res.objective_history
+        self.entering_scores_ = res.entering_scores
+        self.nu_history_ = res.nu_history
+        self.alpha_, self.nu_, self.beta_ = res.alpha, res.nu, res.beta
+        self.stop_reason_ = res.stop_reason
+        self.train_margins_ = res.margins
+        n_base = H.shape[1]
+        if self.voters == "rbf":
+            coef = _column_coefficients(res.columns, res.q, n_base, y_pm)
+            keep = np.flatnonzero(coef)
+            self.support_vectors_ = X[keep]
+            self.dual_coef_ = coef[keep]
+        else:
+            self.dual_coef_ = _column_coefficients(res.columns, res.q, n_base)
+        return self
+
+    def decision_function(self, X):
+        """Weighted vote ``Σ_{j∈J} q_j h_j(x)`` (positive = ``classes_[1]``)."""
+        check_is_fitted(self, "q_")
+        (X,) = check_Xs([X], n_features=[self.n_features_in_])
+        if self.voters == "precomputed":
+            return X @ self.dual_coef_
+        K = np.exp(-self.gamma * euclidean_distances(X, self.support_vectors_, squared=True))
+        return K @ self.dual_coef_
+
+    def predict(self, X):
+        """``classes_[1]`` where the vote is positive, ``classes_[0]`` otherwise (ties → −1)."""
+        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+
+
+class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
+    """Fusion_Cq^all: per-view linear SVMs, then CqBoost with RBF kernel voters (late fusion).
+
+    Level 1 (PB-MVBoost spec §5.3, [paper]): for each view, one linear SVM per value of ``C`` in
+    ``Cs`` (default ``10^k, k = −8..3``). Their decision values on the training set are
+    *cross-fitted* (``cv_level1`` folds, so level 2 never sees outputs of an SVM trained on the same
+    row), standardised with the training mean and standard deviation, and form ``z ∈ R^{|Cs| V}``.
+    Level 2 [derived reading, spec §5.3]: :class:`CqBoostClassifier` with self-complemented RBF
+    voters ``h_j(z) = y_j exp(−γ ||z_j − z||²)``; ``γ ∈ gammas`` and ``μ ∈ mus`` are chosen by
+    stratified ``cv_level2``-fold cross-validation accuracy on the level-2 training set (ties go to
+    the smallest ``γ``, then the smallest ``μ``; a ``μ`` that no voter reaches on a fold is skipped).
+    At predict time ``z`` comes from SVMs refitted on the whole training set.
+
+    The estimator expects features already scaled to a unit range (the PB-MVBoost pipeline divides
+    MNIST pixels by 255 before calling it, spec §5.2); it does not rescale them itself.
+
+    Parameters
+    ----------
+    Cs : sequence of float, default=(1e-8, 1e-7, ..., 1e3)
+        Level-1 SVM regularisation values (12 values [paper]).
+    gammas : sequence of float, default=(1e-6, ..., 1e2)
+        RBF parameters tried at level 2 (9 values [paper]).
+    mus : sequence of float, default=(1e-8, ..., 1e-1)
+        CqBoost mean margins tried at level 2 (8 values [paper]).
+    level1_output : {"decision", "sign"}, default="decision"
+        Level-1 features: SVM decision values, or their signs (±1).
+    level1_fit : {"cross_fit", "in_sample"}, default="cross_fit"
+        Level-2 training features: ``cv_level1``-fold cross-fitted SVM outputs (spec §5.3, no
+        stacking leakage), or the literal reading of the paper, the outputs on the training rows of
+        the SVMs fitted on those same rows.
+    standardize : bool, default=True
+        Standardise level-1 outputs with the training mean / standard deviation.
+    cv_level1 : int, default=5
+        Folds of the level-1 cross-fitting.
+    cv_level2 : int, default=3
+        Folds of the (γ, μ) selection.
+    svm_max_iter : int, default=10000
+        ``max_iter`` of :class:`~sklearn.svm.LinearSVC`; remaining convergence warnings are counted
+        in ``n_svm_convergence_warnings_`` and logged instead of being emitted.
+    svm_dual : bool or "auto", default="auto"
+        ``dual`` of :class:`~sklearn.svm.LinearSVC` (primal when there are more samples than features).
+    n_max_iterations, epsilon, tol :
+        Passed to :class:`CqBoostClassifier`.
+    random_state : int, RandomState or None, default=None
+        Seeds the cross-validation splits and the SVMs.
+
+    Attributes
+    ----------
+    classes_ : ndarray of shape (2,)
+    n_features_per_view_ : list of int
+    svms_ : list of list of LinearSVC
+        ``svms_[v][k]``: the SVM of view ``v`` with ``C = Cs[k]``, fitted on all training rows.
+    z_mean_, z_scale_ : ndarray of shape (|Cs| V,)
+        Standardisation of the level-1 outputs.
+    z_train_ : ndarray of shape (n_samples, |Cs| V)
+        Standardised cross-fitted level-1 outputs (level 2's training set); column
+        ``v |Cs| + k`` is view ``v`` with ``C = Cs[k]``.
+    level1_fold_ : ndarray of int of shape (n_samples,)
+        Level-1 fold of each training row: its ``z`` comes from SVMs fitted on the other folds
+        (``-1`` everywhere with ``level1_fit="in_sample"``).
+    cv_scores_ : ndarray of shape (len(gammas), len(mus))
+        Mean level-2 cross-validation accuracy (NaN where ``μ`` was infeasible on a fold).
+    best_gamma_, best_mu_ : float
+    cqboost_ : CqBoostClassifier
+        Level-2 model fitted on all (cross-fitted) level-1 outputs.
+    n_svm_convergence_warnings_ : int
+
+    References
+    ----------
+    A. Goyal, E. Morvant, P. Germain, M.-R. Amini, "PAC-Bayesian analysis for a two-step
+    hierarchical multiview learning approach", ECML-PKDD 2017; PB-MVBoost paper Sect. 5.2 and
+    spec §5.3 ("Fusion_Cq^all").
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> y = rng.integers(0, 2, 90)
+    >>> Xs = [rng.normal(size=(90, 5)) + y[:, None] for _ in range(2)]
+    >>> clf = FusionCqAllClassifier(Cs=(0.01, 1.0), gammas=(0.1,), mus=(0.01,), random_state=0)
+    >>> clf.fit(Xs, y).score(Xs, y) > 0.8
+    True
+    """
+
+    def __init__(
+        self,
+        *,
+        Cs=tuple(10.0**k for k in range(-8, 4)),
+        gammas=tuple(10.0**k for k in range(-6, 3)),
+        mus=tuple(10.0**k for k in range(-8, 0)),
+        level1_output="decision",
+        level1_fit="cross_fit",
+        standardize=True,
+        cv_level1=5,
+        cv_level2=3,
+        svm_max_iter=10000,
+        svm_dual="auto",
+        n_max_iterations=100,
+        epsilon=1e-6,
+        tol=1e-10,
+        random_state=None,
+    ):
+        self.Cs = Cs
+        self.gammas = gammas
+        self.mus = mus
+        self.level1_output = level1_output
+        self.level1_fit = level1_fit
+        self.standardize = standardize
+        self.cv_level1 = cv_level1
+        self.cv_level2 = cv_level2
+        self.svm_max_iter = svm_max_iter
+        self.svm_dual = svm_dual
+        self.n_max_iterations = n_max_iterations
+        self.epsilon = epsilon
+        self.tol = tol
+        self.random_state = random_state
+
+    def _validate_params(self):
+        _check_choice("level1_output", self.level1_output, _LEVEL1_OUTPUTS)
+        _check_choice("level1_fit", self.level1_fit, _LEVEL1_FITS)
+        _check_choice("svm_dual", self.svm_dual, ("auto", True, False))
+        for name in ("cv_level1", "cv_level2"):
+            value = getattr(self, name)
+            _check_positive(name, value, integer=True)
+            if value < 2:
+                raise ValueError(f"{name} must be at least 2; got {value!r}.")
+        _check_positive("svm_max_iter", self.svm_max_iter, integer=True)
+        Cs = _check_grid("Cs", self.Cs)
+        gammas = _check_grid("gammas", self.gammas)
+        mus = np.asarray(self.mus, dtype=float).ravel()
+        if mus.size == 0 or not np.all(np.isfinite(mus)) or np.any(mus < 0) or np.any(mus > 1):
+            raise ValueError(
+                f"mus must be a non-empty sequence of numbers in [0, 1]; got {self.mus!r}."
+            )
+        return Cs, gammas, mus
+
+    def _make_svm(self, C, seed):
+        return LinearSVC(C=C, dual=self.svm_dual, max_iter=self.svm_max_iter, random_state=seed)
+
+    def _fit_svms(self, Xs, y, Cs, seed):
+        return [[self._make_svm(C, seed).fit(X, y) for C in Cs] for X in Xs]
+
+    def _svm_outputs(self, svms, Xs):
+        z = np.column_stack(
+            [svm.decision_function(X) for X, row in zip(Xs, svms, strict=True) for svm in row]
+        )
+        return np.sign(z) if self.level1_output == "sign" else z
+
+    def _level1(self, Xs, y_pm, Cs, rng):
+        """Level-1 outputs on the training rows and the SVMs fitted on all rows."""
+        n = y_pm.shape[0]
+        z = np.empty((n, len(Xs) * Cs.size))
+        fold_of = np.full(n, -1)
+        seed = rng.randint(np.iinfo(np.int32).max)
+        folds = StratifiedKFold(self.cv_level1, shuffle=True, random_state=seed)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ConvergenceWarning)
+            if self.level1_fit == "cross_fit":
+                for k, (train, test) in enumerate(folds.split(Xs[0], y_pm)):
+                    fold_of[test] = k
+                    svms = self._fit_svms([X[train] for X in Xs], y_pm[train], Cs, seed)
+                    z[test] = self._svm_outputs(svms, [X[test] for X in Xs])
+            svms = self._fit_svms(Xs, y_pm, Cs, seed)
+            if self.level1_fit == "in_sample":
+                z = self._svm_outputs(svms, Xs)
+        n_warn = sum(issubclass(w.category, ConvergenceWarning) for w in caught)
+        for w in caught:
+            if not issubclass(w.category, ConvergenceWarning):
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        if n_warn:
+            logger.info(
+                "Fusion_Cq^all: %d LinearSVC fits hit svm_max_iter without converging.", n_warn
+            )
+        return z, fold_of, svms, n_warn
+
+    def _select_gamma_mu(self, z, y_pm, gammas, mus, rng):
+        """Mean accuracy of every (γ, μ) over stratified folds (NaN if μ is infeasible on a fold)."""
+        scores = np.zeros((gammas.size, mus.size))
+        folds = StratifiedKFold(self.cv_level2, shuffle=True, random_state=rng.randint(2**31 - 1))
+        for train, test in folds.split(z, y_pm):
+            D2_train = euclidean_distances(z[train], squared=True)
+            D2_test = euclidean_distances(z[test], z[train], squared=True)
+            y_tr = y_pm[train]
+            for a, gamma in enumerate(gammas):
+                H = _rbf_margin_matrix(D2_train, gamma, y_tr)
+                K_test = np.exp(-gamma * D2_test)
+                for b, mu in enumerate(mus):
+                    try:
+                        res = cqboost_column_generation(
+                            H,
+                            mu,
+                            n_max_iterations=self.n_max_iterations,
+                            epsilon=self.epsilon,
+                            tol=self.tol,
+                        )
+                    except CqBoostInfeasibleError:
+                        scores[a, b] = np.nan
+                        continue
+                    coef = _column_coefficients(res.columns, res.q, train.size, y_tr)
+                    pred = np.where(K_test @ coef > 0, 1.0, -1.0)
+                    scores[a, b] += np.mean(pred == y_pm[test]) / self.cv_level2
+        return scores
+
+    def fit(self, Xs, y):
+        """Fit both levels on the views ``Xs`` (list of 2-D arrays, scaled features) and labels ``y``."""
+        Cs, gammas, mus = self._validate_params()
+        Xs, y = check_Xs_y(Xs, y)
+        y_pm, self.classes_ = check_binary_labels(y)
+        n_min = np.bincount((y_pm > 0).astype(int)).min()
+        if n_min < max(self.cv_level1, self.cv_level2):
+            raise ValueError(
+                f"Each class needs at least max(cv_level1, cv_level2)="
+                f"{max(self.cv_level1, self.cv_level2)} examples; the smallest class has {n_min}."
+            )
+        self.n_features_per_view_ = [X.shape[1] for X in Xs]
+        rng = check_random_state(self.random_state)
+        z, self.level1_fold_, self.svms_, self.n_svm_convergence_warnings_ = self._level1(
+            Xs, y_pm, Cs, rng
+        )
+        if self.standardize:
+            self.z_mean_ = z.mean(axis=0)
+            scale = z.std(axis=0)
+            # Constant columns (up to rounding) are left unscaled, as StandardScaler does.
+            constant = scale <= 10 * np.finfo(float).eps * np.maximum(np.abs(self.z_mean_), 1.0)
+            self.z_scale_ = np.where(constant, 1.0, scale)
+        else:
+            self.z_mean_, self.z_scale_ = np.zeros(z.shape[1]), np.ones(z.shape[1])
+        self.z_train_ = z = (z - self.z_mean_) / self.z_scale_
+        # Level 2 is thousands of tiny (<= 100 variables) KKT solves: BLAS threads only add overhead.
+        with threadpool_limits(limits=1, user_api="blas"):
+            self.cv_scores_ = self._select_gamma_mu(z, y_pm, gammas, mus, rng)
+        if np.all(np.isnan(self.cv_scores_)):
+            raise ValueError(
+                f"Every mu in {mus.tolist()} is infeasible for every gamma: no RBF voter reaches the "
+                "required mean margin. Use smaller mus."
+            )
+        a, b = np.unravel_index(np.nanargmax(self.cv_scores_), self.cv_scores_.shape)
+        self.best_gamma_, self.best_mu_ = float(gammas[a]), float(mus[b])
+        logger.info(
+            "Fusion_Cq^all: gamma=%g, mu=%g (CV accuracy %.4f)",
+            self.best_gamma_,
+            self.best_mu_,
+            self.cv_scores_[a, b],
+        )
+        self.cqboost_ = CqBoostClassifier(
+            self.best_mu_,
+            gamma=self.best_gamma_,
+            n_max_iterations=self.n_max_iterations,
+            epsilon=self.epsilon,
+            tol=self.tol,
+        ).fit(z, y_pm)
+        return self
+
+    def transform_level1(self, Xs):
+        """Standardised level-1 outputs ``z`` of the SVMs fitted on all training rows."""
+        check_is_fitted(self, "cqboost_")
+        Xs = check_Xs(
+            Xs, n_views=len(self.n_features_per_view_), n_features=self.n_features_per_view_
+        )
+        return (self._svm_outputs(self.svms_, Xs) - self.z_mean_) / self.z_scale_
+
+    def decision_function(self, Xs):
+        """CqBoost vote on the level-1 outputs (positive = ``classes_[1]``)."""
+        return self.cqboost_.decision_function(self.transform_level1(Xs))
+
+    def predict(self, Xs):
+        """``classes_[1]`` where the vote is positive, ``classes_[0]`` otherwise (ties → −1)."""
+        return self.classes_[(self.decision_function(Xs) > 0).astype(int)]

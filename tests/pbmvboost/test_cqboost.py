@@ -1,0 +1,282 @@
+"""CqBoost and Fusion_Cq^all (PB-MVBoost spec §5.3, test 19)."""
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+from sklearn.svm import LinearSVC
+
+from multiview_lab.pbmvboost.cqboost import (
+    CqBoostClassifier,
+    FusionCqAllClassifier,
+    cqboost_column_generation,
+    solve_master_qp,
+)
+
+
+def voter_problem(m=40, n_voters=10, seed=0):
+    """Labels in {0, 1} and the outputs in [-1, 1] of ``n_voters`` weak, noisy voters."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, m)
+    y_pm = 2.0 * y - 1
+    outputs = np.tanh(
+        rng.normal(size=(m, n_voters)) + rng.uniform(0, 0.8, n_voters) * y_pm[:, None]
+    )
+    return outputs, y
+
+
+def dense_qp_objective(H, mu, n_starts=4, seed=0):
+    """Independent reference: the full QP over all columns by SLSQP from several starts."""
+    m, n = H.shape
+    G, c = H.T @ H / m, H.mean(axis=0)
+    rng = np.random.default_rng(seed)
+    best = np.inf
+    for _ in range(n_starts):
+        res = minimize(
+            lambda q: q @ G @ q,
+            rng.dirichlet(np.ones(n)),
+            jac=lambda q: 2 * G @ q,
+            method="SLSQP",
+            bounds=[(0, 1)] * n,
+            constraints=[
+                {"type": "eq", "fun": lambda q: q.sum() - 1, "jac": lambda q: np.ones(n)},
+                {"type": "ineq", "fun": lambda q: c @ q - mu, "jac": lambda q: c},
+            ],
+            options={"ftol": 1e-15, "maxiter": 500},
+        )
+        q = res.x
+        if abs(q.sum() - 1) < 1e-9 and c @ q >= mu - 1e-9 and q.min() >= -1e-9:
+            best = min(best, res.fun)
+    return best
+
+
+def rbf_data(n=120, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    y = np.where(X[:, 0] + 0.5 * X[:, 1] ** 2 + 0.3 * rng.normal(size=n) > 0.5, "b", "a")
+    return X, y
+
+
+# --- test 19 --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mu", [1e-3, 0.05, 0.15])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_invariants_and_full_qp_equality(mu, seed):
+    outputs, y = voter_problem(seed=seed)  # 10 voters + 10 complements = 20 columns
+    clf = CqBoostClassifier(mu, voters="precomputed").fit(outputs, y)
+    q = clf.q_
+    assert q.min() >= -1e-10
+    assert abs(q.sum() - 1) <= 1e-8
+    y_pm = 2.0 * y - 1
+    H = np.hstack([y_pm[:, None] * outputs, -y_pm[:, None] * outputs])
+    margins = H[:, clf.columns_] @ q
+    assert margins.mean() >= mu - 1e-8
+    np.testing.assert_allclose(margins, clf.train_margins_, atol=1e-12)
+    assert np.all(np.diff(clf.objective_history_) <= 1e-10)
+    assert clf.stop_reason_ == "converged"
+    reference = dense_qp_objective(H, mu, seed=seed)
+    assert abs(clf.objective_history_[-1] - reference) <= 1e-6
+    assert clf.objective_history_[-1] >= reference - 1e-9  # nothing beats the full optimum
+
+
+def test_without_self_complement_matches_full_qp():
+    outputs, y = voter_problem(m=50, n_voters=15, seed=3)
+    clf = CqBoostClassifier(0.05, voters="precomputed", self_complement=False).fit(outputs, y)
+    H = (2.0 * y - 1)[:, None] * outputs
+    assert clf.columns_.max() < 15
+    assert abs(clf.objective_history_[-1] - dense_qp_objective(H, 0.05)) <= 1e-6
+
+
+def test_stopping_rule_and_duals():
+    outputs, y = voter_problem(m=60, n_voters=10, seed=4)
+    y_pm = 2.0 * y - 1
+    H = np.hstack([y_pm[:, None] * outputs, -y_pm[:, None] * outputs])
+    clf = CqBoostClassifier(0.05, voters="precomputed", epsilon=1e-6).fit(outputs, y)
+    # every entering column priced above the threshold of its iteration ...
+    assert np.all(clf.entering_scores_[1:] > clf.nu_history_[1:] + 1e-6)
+    # ... and at the stop no column prices above nu + epsilon (alpha from the duals)
+    np.testing.assert_allclose(clf.alpha_, (clf.beta_ - 2 * clf.train_margins_) / 60, atol=1e-14)
+    assert clf.stop_reason_ == "converged"
+    assert (clf.alpha_ @ H).max() <= clf.nu_ + 1e-6
+    # the duals certify optimality on the chosen columns: score_j = nu where q_j > 0
+    active = clf.columns_[clf.q_ > 1e-9]
+    np.testing.assert_allclose(clf.alpha_ @ H[:, active], clf.nu_, atol=1e-9)
+    # the iteration cap and the number of columns are both respected
+    capped = CqBoostClassifier(0.05, voters="precomputed", n_max_iterations=3).fit(outputs, y)
+    assert capped.stop_reason_ == "max_iterations" and capped.columns_.size == 3
+    tiny = CqBoostClassifier(0.0, voters="precomputed", epsilon=0.0).fit(outputs[:, :1], y)
+    assert tiny.columns_.size <= 2
+
+
+def test_first_column_is_best_mean_margin_and_infeasible_mu():
+    outputs, y = voter_problem(seed=5)
+    H = (2.0 * y - 1)[:, None] * outputs
+    res = cqboost_column_generation(H, 1e-3)
+    c = np.concatenate([H.mean(0), -H.mean(0)])
+    assert res.columns[0] == np.argmax(c)
+    with pytest.raises(ValueError, match="infeasible"):
+        cqboost_column_generation(H, c.max() + 0.01)
+
+
+def test_master_qp_solver_against_slsqp():
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        H = rng.normal(size=(30, 8)) * 0.5 + 0.2
+        G, c = H.T @ H / 30, H.mean(0)
+        mu = 0.5 * c.max()
+        q0 = np.eye(8)[np.argmax(c)]
+        q, nu, beta, _ = solve_master_qp(G, c, mu, q0)
+        assert q.min() >= 0 and abs(q.sum() - 1) < 1e-12 and c @ q >= mu - 1e-12
+        assert beta >= 0
+        # KKT: 2 G q = -nu 1 + beta c + lambda, lambda >= 0 and zero on the support
+        lam = 2 * G @ q + nu - beta * c
+        assert lam.min() >= -1e-9 and np.abs(lam[q > 1e-9]).max() <= 1e-9
+        assert abs(q @ G @ q - dense_qp_objective(H, mu, n_starts=4)) <= 1e-8
+
+
+def test_rbf_decision_function_is_the_weighted_vote():
+    X, y = rbf_data()
+    clf = CqBoostClassifier(0.05, gamma=0.5).fit(X, y)
+    y_pm = np.where(y == clf.classes_[1], 1.0, -1.0)
+    Xt, _ = rbf_data(n=50, seed=1)
+    n = X.shape[0]
+    score = np.zeros(50)
+    for j, w in zip(clf.columns_, clf.q_, strict=True):
+        sign, base = (1.0, j) if j < n else (-1.0, j - n)
+        score += w * sign * y_pm[base] * np.exp(-0.5 * ((Xt - X[base]) ** 2).sum(axis=1))
+    np.testing.assert_allclose(clf.decision_function(Xt), score, atol=1e-12)
+    np.testing.assert_array_equal(clf.predict(Xt), clf.classes_[(score > 0).astype(int)])
+    assert clf.score(X, y) > 0.75
+
+
+def test_cqboost_bad_input():
+    X, y = rbf_data(n=30)
+    bad = X.copy()
+    bad[0, 0] = np.inf
+    with pytest.raises(ValueError, match="infinity"):
+        CqBoostClassifier().fit(bad, y)
+    with pytest.raises(ValueError, match="2-D"):
+        CqBoostClassifier().fit(X[:, 0], y)
+    with pytest.raises(ValueError, match="30 samples"):
+        CqBoostClassifier().fit(X, y[:-1])
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        CqBoostClassifier().fit(X, np.ones(30))
+    with pytest.raises(ValueError, match="exactly 2 distinct labels"):
+        CqBoostClassifier().fit(X, np.arange(30) % 3)
+    with pytest.raises(ValueError, match="voters='linear'"):
+        CqBoostClassifier(voters="linear").fit(X, y)
+    with pytest.raises(ValueError, match="in \\[-1, 1\\]"):
+        CqBoostClassifier(voters="precomputed").fit(3 * X, y)
+    with pytest.raises(ValueError, match="mu must be"):
+        CqBoostClassifier(mu=-0.1).fit(X, y)
+    with pytest.raises(ValueError, match="gamma must be"):
+        CqBoostClassifier(gamma=0).fit(X, y)
+    clf = CqBoostClassifier(0.01).fit(X, y)
+    with pytest.raises(ValueError, match="3 were seen in fit"):
+        clf.predict(X[:, :2])
+
+
+# --- Fusion_Cq^all --------------------------------------------------------------------------
+
+
+def fusion_views(n=150, seed=0):
+    rng = np.random.default_rng(seed)
+    y = (rng.random(n) < 0.3).astype(int)
+    Xs = [rng.random((n, 6)) + 0.5 * y[:, None] * (np.arange(6) < 2) for _ in range(3)]
+    return Xs, np.array([3, 8])[y]
+
+
+SMALL = dict(Cs=(1e-2, 1.0, 100.0), gammas=(1e-2, 1e-1, 1.0), mus=(1e-4, 1e-2, 1e-1))
+
+
+def test_fusion_level1_is_cross_fitted_and_standardised():
+    Xs, y = fusion_views()
+    clf = FusionCqAllClassifier(**SMALL, random_state=0).fit(Xs, y)
+    z = clf.z_train_
+    assert z.shape == (150, 9)
+    np.testing.assert_allclose(z.mean(0), 0, atol=1e-10)
+    np.testing.assert_allclose(z.std(0), 1, atol=1e-10)
+    y_pm = np.where(y == 8, 1.0, -1.0)
+    assert set(np.unique(clf.level1_fold_)) == set(range(5))
+    # row i's level-1 output comes from an SVM that never saw row i (primal liblinear: deterministic)
+    for k in (0, 3):
+        test = clf.level1_fold_ == k
+        for v, (ci, C) in [(0, (1, 1.0)), (2, (2, 100.0))]:
+            svm = LinearSVC(C=C, dual="auto", max_iter=10000).fit(Xs[v][~test], y_pm[~test])
+            col = 3 * v + ci
+            expected = (svm.decision_function(Xs[v][test]) - clf.z_mean_[col]) / clf.z_scale_[col]
+            np.testing.assert_allclose(z[test, col], expected, rtol=1e-6, atol=1e-6)
+    # at predict time the SVMs refitted on all rows are used
+    svm = LinearSVC(C=1.0, dual="auto", max_iter=10000).fit(Xs[1], y_pm)
+    np.testing.assert_allclose(
+        clf.transform_level1(Xs)[:, 4],
+        (svm.decision_function(Xs[1]) - clf.z_mean_[4]) / clf.z_scale_[4],
+        rtol=1e-6,
+        atol=1e-6,
+    )
+
+
+def test_fusion_in_sample_level1_uses_the_full_svms():
+    Xs, y = fusion_views()
+    clf = FusionCqAllClassifier(**SMALL, level1_fit="in_sample", random_state=0).fit(Xs, y)
+    assert np.all(clf.level1_fold_ == -1)
+    np.testing.assert_allclose(clf.z_train_, clf.transform_level1(Xs), atol=1e-12)
+    cross = FusionCqAllClassifier(**SMALL, random_state=0).fit(Xs, y)
+    assert np.abs(cross.z_train_ - cross.transform_level1(Xs)).max() > 1e-3
+
+
+def test_fusion_selects_gamma_mu_by_cv_and_predicts_with_cqboost():
+    Xs, y = fusion_views()
+    clf = FusionCqAllClassifier(**SMALL, random_state=0).fit(Xs, y)
+    assert clf.cv_scores_.shape == (3, 3)
+    a, b = np.unravel_index(np.nanargmax(clf.cv_scores_), (3, 3))
+    assert (clf.best_gamma_, clf.best_mu_) == (SMALL["gammas"][a], SMALL["mus"][b])
+    assert clf.cqboost_.gamma == clf.best_gamma_ and clf.cqboost_.mu == clf.best_mu_
+    Xt, yt = fusion_views(n=200, seed=1)
+    score = clf.cqboost_.decision_function(clf.transform_level1(Xt))
+    np.testing.assert_allclose(clf.decision_function(Xt), score)
+    np.testing.assert_array_equal(clf.predict(Xt), np.where(score > 0, 8, 3))
+    assert clf.score(Xt, yt) > 0.9  # the majority class alone scores about 0.7
+    again = FusionCqAllClassifier(**SMALL, random_state=0).fit(Xs, y)
+    np.testing.assert_array_equal(again.predict(Xt), clf.predict(Xt))
+
+
+def test_fusion_sign_outputs_and_default_grids():
+    Xs, y = fusion_views()
+    clf = FusionCqAllClassifier(**SMALL, level1_output="sign", standardize=False, random_state=0)
+    clf.fit(Xs, y)
+    assert set(np.unique(clf.z_train_)) <= {-1.0, 0.0, 1.0}
+    default = FusionCqAllClassifier()
+    np.testing.assert_allclose(default.Cs, 10.0 ** np.arange(-8, 4))
+    np.testing.assert_allclose(default.gammas, 10.0 ** np.arange(-6, 3))
+    np.testing.assert_allclose(default.mus, 10.0 ** np.arange(-8, 0))
+
+
+def test_fusion_bad_input():
+    Xs, y = fusion_views(n=60)
+    bad = [X.copy() for X in Xs]
+    bad[2][5, 1] = np.nan
+    with pytest.raises(ValueError, match="View 2.*NaN"):
+        FusionCqAllClassifier(**SMALL).fit(bad, y)
+    with pytest.raises(ValueError, match="same number of samples"):
+        FusionCqAllClassifier(**SMALL).fit([Xs[0], Xs[1][:50]], y)
+    with pytest.raises(ValueError, match="2-D"):
+        FusionCqAllClassifier(**SMALL).fit([Xs[0], Xs[1][:, 0]], y)
+    with pytest.raises(ValueError, match="at least 2 classes"):
+        FusionCqAllClassifier(**SMALL).fit(Xs, np.zeros(60))
+    with pytest.raises(ValueError, match="exactly 2 distinct labels"):
+        FusionCqAllClassifier(**SMALL).fit(Xs, np.arange(60) % 3)
+    with pytest.raises(ValueError, match="level1_output='proba'"):
+        FusionCqAllClassifier(level1_output="proba").fit(Xs, y)
+    with pytest.raises(ValueError, match="level1_fit='oof'"):
+        FusionCqAllClassifier(level1_fit="oof").fit(Xs, y)
+    with pytest.raises(ValueError, match="Cs must be"):
+        FusionCqAllClassifier(Cs=(-1.0,)).fit(Xs, y)
+    with pytest.raises(ValueError, match="mus must be"):
+        FusionCqAllClassifier(mus=()).fit(Xs, y)
+    with pytest.raises(ValueError, match="cv_level2 must be at least 2"):
+        FusionCqAllClassifier(cv_level2=1).fit(Xs, y)
+    with pytest.raises(ValueError, match="smallest class has 3"):
+        FusionCqAllClassifier(**SMALL).fit(Xs, np.array([1] * 3 + [0] * 57))
+    with pytest.raises(ValueError, match="infeasible for every gamma"):
+        FusionCqAllClassifier(Cs=(1.0,), gammas=(1e3,), mus=(0.9,)).fit(Xs, y)
