@@ -229,6 +229,6 @@ def test_bad_options():
         FusionDTClassifier(level1_size=1.5).fit(Xs, y)
     with pytest.raises(ValueError, match="cv must be an integer"):
         MVMVClassifier(cv=1).fit(Xs, y)
-    few = np.array([1] * 3 + [0] * 57)
-    with pytest.raises(ValueError, match="smallest class has 3"):
-        ConcatClassifier().fit(Xs, few)
+    one = np.array([1] * 1 + [0] * 59)
+    with pytest.raises(ValueError, match="smallest class has 1"):
+        ConcatClassifier().fit(Xs, one)

@@ -276,7 +276,7 @@ def test_fusion_bad_input():
         FusionCqAllClassifier(mus=()).fit(Xs, y)
     with pytest.raises(ValueError, match="cv_level2 must be at least 2"):
         FusionCqAllClassifier(cv_level2=1).fit(Xs, y)
-    with pytest.raises(ValueError, match="smallest class has 3"):
-        FusionCqAllClassifier(**SMALL).fit(Xs, np.array([1] * 3 + [0] * 57))
+    with pytest.raises(ValueError, match="smallest class has 1"):
+        FusionCqAllClassifier(**SMALL).fit(Xs, np.array([1] * 1 + [0] * 59))
     with pytest.raises(ValueError, match="infeasible for every gamma"):
         FusionCqAllClassifier(Cs=(1.0,), gammas=(1e3,), mus=(0.9,)).fit(Xs, y)

@@ -24,7 +24,12 @@ from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from multiview_lab.utils.validation import check_binary_labels, check_Xs, check_Xs_y
+from multiview_lab.utils.validation import (
+    check_binary_labels,
+    check_Xs,
+    check_Xs_y,
+    n_stratified_folds,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -87,7 +92,8 @@ def fit_tree_cv(X, y, *, depths=DEPTH_GRID, cv=5, score=False, random_state=None
     depths : sequence of (int or None), default=(1, 2, 3, 4, 6, 8, None)
         Candidate ``max_depth`` values. With a single candidate no CV is run unless ``score``.
     cv : int, default=5
-        Number of stratified folds (shuffled, seeded).
+        Number of stratified folds (shuffled, seeded); fewer when a class is smaller
+        (:func:`~multiview_lab.utils.validation.n_stratified_folds`).
     score : bool, default=False
         Also compute the CV accuracy when there is a single candidate depth.
     random_state : int, RandomState or None
@@ -105,13 +111,7 @@ def fit_tree_cv(X, y, *, depths=DEPTH_GRID, cv=5, score=False, random_state=None
     depths = tuple(depths)
     scores = np.full(len(depths), np.nan)
     if len(depths) > 1 or score:
-        n_min = np.unique(y, return_counts=True)[1].min()
-        if n_min < cv:
-            raise ValueError(
-                f"{cv}-fold cross-validation needs at least {cv} examples of each class; the "
-                f"smallest class has {n_min}."
-            )
-        folds = StratifiedKFold(cv, shuffle=True, random_state=fold_seed)
+        folds = StratifiedKFold(n_stratified_folds(y, cv), shuffle=True, random_state=fold_seed)
         for k, depth in enumerate(depths):
             tree = DecisionTreeClassifier(max_depth=depth, random_state=tree_seed)
             scores[k] = cross_val_score(tree, X, y, cv=folds, scoring="accuracy").mean()

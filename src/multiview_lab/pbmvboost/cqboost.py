@@ -40,7 +40,12 @@ from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted
 from threadpoolctl import threadpool_limits
 
-from multiview_lab.utils.validation import check_binary_labels, check_Xs, check_Xs_y
+from multiview_lab.utils.validation import (
+    check_binary_labels,
+    check_Xs,
+    check_Xs_y,
+    n_stratified_folds,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -689,7 +694,8 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
         z = np.empty((n, len(Xs) * Cs.size))
         fold_of = np.full(n, -1)
         seed = rng.randint(np.iinfo(np.int32).max)
-        folds = StratifiedKFold(self.cv_level1, shuffle=True, random_state=seed)
+        k = n_stratified_folds(y_pm, self.cv_level1, "Fusion_Cq^all level-1 cross-fitting")
+        folds = StratifiedKFold(k, shuffle=True, random_state=seed)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
             if self.level1_fit == "cross_fit":
@@ -713,7 +719,8 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
     def _select_gamma_mu(self, z, y_pm, gammas, mus, rng):
         """Mean accuracy of every (γ, μ) over stratified folds (NaN if μ is infeasible on a fold)."""
         scores = np.zeros((gammas.size, mus.size))
-        folds = StratifiedKFold(self.cv_level2, shuffle=True, random_state=rng.randint(2**31 - 1))
+        k = n_stratified_folds(y_pm, self.cv_level2, "Fusion_Cq^all level-2 (gamma, mu) selection")
+        folds = StratifiedKFold(k, shuffle=True, random_state=rng.randint(2**31 - 1))
         for train, test in folds.split(z, y_pm):
             D2_train = euclidean_distances(z[train], squared=True)
             D2_test = euclidean_distances(z[test], z[train], squared=True)
@@ -735,7 +742,7 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
                         continue
                     coef = _column_coefficients(res.columns, res.q, train.size, y_tr)
                     pred = np.where(K_test @ coef > 0, 1.0, -1.0)
-                    scores[a, b] += np.mean(pred == y_pm[test]) / self.cv_level2
+                    scores[a, b] += np.mean(pred == y_pm[test]) / k
         return scores
 
     def fit(self, Xs, y):
@@ -743,12 +750,9 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
         Cs, gammas, mus = self._validate_params()
         Xs, y = check_Xs_y(Xs, y)
         y_pm, self.classes_ = check_binary_labels(y)
-        n_min = np.bincount((y_pm > 0).astype(int)).min()
-        if n_min < max(self.cv_level1, self.cv_level2):
-            raise ValueError(
-                f"Each class needs at least max(cv_level1, cv_level2)="
-                f"{max(self.cv_level1, self.cv_level2)} examples; the smallest class has {n_min}."
-            )
+        n_stratified_folds(
+            y_pm, 2, "Fusion_Cq^all"
+        )  # at least 2 examples per class, else a clear error
         self.n_features_per_view_ = [X.shape[1] for X in Xs]
         rng = check_random_state(self.random_state)
         z, self.level1_fold_, self.svms_, self.n_svm_convergence_warnings_ = self._level1(

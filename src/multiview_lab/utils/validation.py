@@ -8,11 +8,14 @@ scikit-learn's :func:`~sklearn.utils.check_array` and raise a ``ValueError`` tha
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 
 import numpy as np
 from sklearn.utils import check_array
 from sklearn.utils.multiclass import type_of_target
+
+logger = logging.getLogger(__name__)
 
 
 def check_Xs(
@@ -182,3 +185,27 @@ def check_binary_labels(y) -> tuple[np.ndarray, np.ndarray]:
             f"(type of target: {kind!r})."
         )
     return np.where(y == classes[1], 1.0, -1.0), classes
+
+
+def n_stratified_folds(y, cv: int, what: str = "cross-validation") -> int:
+    """Number of stratified folds to use: ``cv``, or fewer when a class is smaller.
+
+    Small one-vs-all training draws (n = 150 at ~10 % positives) can hold fewer positives than
+    folds. Rather than failing a whole protocol, the number of folds drops to the size of the
+    smallest class (logged as a warning); fewer than 2 examples of a class is an error.
+    """
+    n_min = int(np.unique(y, return_counts=True)[1].min())
+    if n_min < 2:
+        raise ValueError(
+            f"{what} needs at least 2 examples of each class; the smallest class has {n_min}."
+        )
+    if n_min < cv:
+        logger.warning(
+            "%s: %d folds requested but the smallest class has %d examples; using %d folds.",
+            what,
+            cv,
+            n_min,
+            n_min,
+        )
+        return n_min
+    return cv

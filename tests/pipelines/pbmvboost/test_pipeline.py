@@ -40,8 +40,9 @@ def test_catalog_outputs(pbmvboost_smoke_project):
     assert table["accuracy_mean"].between(0.5, 1).all()
     assert (out / "08_reporting/pbmvboost/table1.md").read_text().startswith("| dataset")
     assert (out / "08_reporting/pbmvboost/figure4.png").stat().st_size > 10_000
+    assert (out / "08_reporting/pbmvboost/figures/figure3.png").stat().st_size > 10_000
     results = pd.read_csv(out / "07_model_output/pbmvboost/results.csv")
-    assert len(results) == 2 * 2 * 2 * 4  # datasets x tasks x draws x methods
+    assert len(results) == 2 * 2 * 2 * 11  # datasets x tasks x draws x methods
     pb = results[results["method"] == "PB-MVBoost"]
     # the PAC-Bayes chain on the training sample: Gibbs risk < 1/2, majority-vote risk <= C-bound
     assert (pb["train_gibbs_risk"] < 0.5).all()

@@ -142,6 +142,10 @@ def _fit_and_score(
 ) -> dict[str, Any]:
     """Fit one method on one training draw and score it on the test set."""
     model = build_estimator(spec, random_state=unit["seed"])
+    divisor = float(spec.get("input_divisor", 1.0))
+    if divisor != 1.0:  # e.g. pixels / 255 for SVMs (spec Sect. 5.2); trees see raw pixels
+        Xs_train = [X / divisor for X in Xs_train]
+        Xs_test = [X / divisor for X in Xs_test]
     start = time.perf_counter()
     model.fit(Xs_train, y_train)
     fit_time = time.perf_counter() - start
@@ -192,6 +196,11 @@ def evaluate_methods(
 
     Each (method, data set, task, draw, n) is one independent unit with its own seed, run in
     parallel with joblib (``protocol.n_jobs``); the results do not depend on ``n_jobs``.
+
+    A method spec holds ``estimator`` (a name of :mod:`multiview_lab.estimators` or a dotted
+    path) and ``params``, and optionally ``trajectory: true`` (record per-iteration scores and
+    the training C-bound, Figure 4), ``tie_policy`` (``"error"`` or ``"drop"``, default from the
+    protocol) and ``input_divisor`` (divide the pixels, e.g. by 255 for SVMs).
 
     Returns
     -------
