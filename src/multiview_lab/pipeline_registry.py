@@ -1,16 +1,24 @@
-"""Explicit pipeline registry: every name maps to a method's ``create_pipeline``.
+"""Explicit pipeline registry: every name maps to a method's pipeline package.
 
-The registry is explicit (no ``find_pipelines``) so that each registered name is a real pipeline
-folder and ``kedro run --pipeline=NAME`` imports only what it needs.
+The registry is explicit (no ``find_pipelines``): each registered name is a real pipeline folder
+with a ``create_pipeline()``, and ``tests/pipelines/<name>/`` runs every one of them end to end.
 """
 
+import importlib
+
 from kedro.pipeline import Pipeline
+
+#: pipeline name -> package under ``multiview_lab.pipelines``
+PIPELINES = {
+    "pbmvboost": "multiview_lab.pipelines.pbmvboost",
+}
 
 
 def register_pipelines() -> dict[str, Pipeline]:
     """Map pipeline names to pipelines; ``__default__`` is PB-MVBoost, the user's main job."""
-    from multiview_lab.pipelines import pbmvboost
-
-    pipelines = {"pbmvboost": pbmvboost.create_pipeline()}
+    pipelines = {
+        name: importlib.import_module(module).create_pipeline()
+        for name, module in PIPELINES.items()
+    }
     pipelines["__default__"] = pipelines["pbmvboost"]
     return pipelines

@@ -1,5 +1,6 @@
-"""Kedro dataset classes specific to Multiview Lab (multiview arrays stored as ``.npz``)."""
+"""Kedro dataset classes specific to Multiview Lab."""
 
 from multiview_lab.io.npz_dataset import NpzDataset
+from multiview_lab.io.raw_dataset import RawDataset
 
-__all__ = ["NpzDataset"]
+__all__ = ["NpzDataset", "RawDataset"]
