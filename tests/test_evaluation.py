@@ -118,3 +118,16 @@ def test_stable_seed_is_deterministic_and_key_sensitive():
     assert stable_seed("MNIST1", 3, 0) != stable_seed("MNIST1", 3, 1)
     assert stable_seed("MNIST1", 3, 0, base=1) != stable_seed("MNIST1", 3, 0)
     assert 0 <= stable_seed("x") < 2**31
+
+
+def test_run_units_keeps_order_and_logs_progress(caplog):
+    import logging
+
+    from joblib import delayed
+
+    from multiview_lab.evaluation import run_units
+
+    with caplog.at_level(logging.INFO):
+        out = run_units([delayed(pow)(i, 2) for i in range(7)], n_jobs=1, label="squares")
+    assert out == [i * i for i in range(7)]
+    assert "squares: 7/7 units done" in caplog.text

@@ -14,13 +14,18 @@ below turn such tables into the reported summaries:
 from __future__ import annotations
 
 import importlib
+import logging
+import time
 import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from joblib import Parallel
 from scipy.stats import ranksums
+
+logger = logging.getLogger(__name__)
 
 
 def resolve_estimator_class(name: str) -> type:
@@ -63,6 +68,34 @@ def build_estimator(spec: Mapping[str, Any], random_state: int | None = None):
     if random_state is not None and "random_state" in valid and "random_state" not in params:
         params["random_state"] = random_state
     return cls(**params)
+
+
+def run_units(jobs: Sequence, n_jobs: int = 1, label: str = "evaluation") -> list:
+    """Run ``joblib.delayed`` jobs in order with ``n_jobs`` workers, logging progress.
+
+    Results come back in the order of ``jobs`` whatever ``n_jobs`` is, so a seeded unit gives
+    the same result sequentially or in parallel. Progress is logged at INFO about every 5 %.
+    """
+    jobs = list(jobs)
+    total = len(jobs)
+    step = max(1, total // 20)
+    start = time.perf_counter()
+    logger.info("%s: %d units on %d worker(s).", label, total, n_jobs)
+    outputs = []
+    parallel = Parallel(n_jobs=n_jobs, return_as="generator")
+    for i, out in enumerate(parallel(jobs), start=1):
+        outputs.append(out)
+        if i % step == 0 or i == total:
+            elapsed = time.perf_counter() - start
+            logger.info(
+                "%s: %d/%d units done (%.0f s, ~%.0f s left).",
+                label,
+                i,
+                total,
+                elapsed,
+                elapsed / i * (total - i),
+            )
+    return outputs
 
 
 def stable_seed(*keys: Any, base: int = 0) -> int:

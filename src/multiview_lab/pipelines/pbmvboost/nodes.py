@@ -19,10 +19,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-from joblib import Parallel, delayed  # noqa: E402
+from joblib import delayed  # noqa: E402
 
 from multiview_lab.data.mnist import extract_views  # noqa: E402
-from multiview_lab.evaluation import build_estimator, stable_seed  # noqa: E402
+from multiview_lab.evaluation import build_estimator, run_units, stable_seed  # noqa: E402
 from multiview_lab.pbmvboost.metrics import binary_scores  # noqa: E402
 
 logger = logging.getLogger(__name__)
@@ -243,8 +243,7 @@ def evaluate_methods(
                     unit, spec, Xs_train, y_train, data["X_test"], y_test, tie_policy, keep
                 )
             )
-    logger.info("Evaluating %d units on %s worker(s).", len(jobs), protocol.get("n_jobs", 1))
-    outputs = Parallel(n_jobs=protocol.get("n_jobs", 1), verbose=protocol.get("verbose", 0))(jobs)
+    outputs = run_units(jobs, n_jobs=protocol.get("n_jobs", 1), label="pbmvboost evaluation")
     results = pd.DataFrame([o["row"] for o in outputs])
     trajectories = [o["trajectory"] for o in outputs if o["trajectory"] is not None]
     trajectories = (
