@@ -1,34 +1,66 @@
 """Every public estimator of Multiview Lab in one flat namespace (like ``sklearn.ensemble``).
 
-Each block re-exports one method subpackage; the estimators themselves import nothing from
-Kedro or MLflow.
+The estimators import nothing from Kedro or MLflow; each comes from its method's subpackage:
+
+* PB-MVBoost (:mod:`multiview_lab.pbmvboost`): PB-MVBoost, MVBoost and the baselines of the
+  paper's Table 1;
+* Gradient Boosting Consensus (:mod:`multiview_lab.gbc`);
+* ADMM multiview feature selection (:mod:`multiview_lab.mvfs`), centralised RFS and filters;
+* Bayesian MIML with a GP prior (:mod:`multiview_lab.miml`) and the MIML baselines;
+* MeMd, maximum-entropy naive Bayes (:mod:`multiview_lab.memd`).
 """
 
-# --- pbmvboost: PB-MVBoost, MVBoost and the baselines of the paper's Table 1 ---
-from multiview_lab.pbmvboost.pbmvboost import MVBoostClassifier, PBMVBoostClassifier
-from multiview_lab.pbmvboost.baselines import (  # noqa: E402, F401
-    ConcatClassifier,
-    FusionDTClassifier,
-    MonoViewClassifier,
-    MVMVClassifier,
-)
-from multiview_lab.pbmvboost.cqboost import (  # noqa: E402, F401
-    CqBoostClassifier,
-    FusionCqAllClassifier,
-)
-
-# --- gbc: Gradient Boosting Consensus and its joined-feature baselines ---
-from multiview_lab.gbc.gbc import GBCClassifier, GBCRegressor  # noqa: E402, F401
-
-# --- mvfs: ADMM multiview feature selection, centralised RFS, filter baselines ---
-from multiview_lab.mvfs import (  # noqa: E402, F401
+from multiview_lab.gbc.gbc import GBCClassifier, GBCRegressor
+from multiview_lab.memd.memd import MeMdClassifier, MeMdSelector
+from multiview_lab.miml.baselines import MIMLRBF, MIMLSVM, MIMLkNN
+from multiview_lab.miml.gp import MIMLGPClassifier
+from multiview_lab.mvfs import (
     ADMMMultiviewFeatureSelector,
     ANOVAFSelector,
     FisherScoreSelector,
     ReliefFSelector,
     RFSSelector,
 )
+from multiview_lab.pbmvboost import (
+    ConcatClassifier,
+    CqBoostClassifier,
+    FusionCqAllClassifier,
+    FusionDTClassifier,
+    MonoViewClassifier,
+    MVAdaBoostClassifier,
+    MVBoostClassifier,
+    MVMVClassifier,
+    PBMVBoostClassifier,
+    RBoostSHClassifier,
+)
 
-# --- miml: Bayesian MIML with a GP prior and the MIML baselines ---
-
-# --- memd: maximum-entropy naive Bayes with Jeffreys / JS ranking ---
+__all__ = [
+    # PB-MVBoost and the baselines of its Table 1
+    "PBMVBoostClassifier",
+    "MVBoostClassifier",
+    "MVAdaBoostClassifier",
+    "RBoostSHClassifier",
+    "MonoViewClassifier",
+    "ConcatClassifier",
+    "FusionDTClassifier",
+    "MVMVClassifier",
+    "CqBoostClassifier",
+    "FusionCqAllClassifier",
+    # Gradient Boosting Consensus
+    "GBCClassifier",
+    "GBCRegressor",
+    # ADMM multiview feature selection and baselines
+    "ADMMMultiviewFeatureSelector",
+    "RFSSelector",
+    "FisherScoreSelector",
+    "ANOVAFSelector",
+    "ReliefFSelector",
+    # Bayesian MIML with a GP prior and baselines
+    "MIMLGPClassifier",
+    "MIMLSVM",
+    "MIMLkNN",
+    "MIMLRBF",
+    # MeMd
+    "MeMdClassifier",
+    "MeMdSelector",
+]

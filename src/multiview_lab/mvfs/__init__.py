@@ -1,0 +1,29 @@
+"""Supervised multiview feature selection: distributed ADMM (ADMM-MVFS), centralised RFS, filters.
+
+See the ADMM-MVFS spec (``shared/specs/admm_mvfs.md``) for the equations cited in the docstrings.
+"""
+
+from multiview_lab.mvfs.admm import ADMMMultiviewFeatureSelector, mvfs_objective
+from multiview_lab.mvfs.filters import (
+    ANOVAFSelector,
+    FisherScoreSelector,
+    ReliefFSelector,
+    anova_f,
+    fisher_score,
+    relieff,
+)
+from multiview_lab.mvfs.rfs import RFSSelector, rfs_objective, rfs_solve
+
+__all__ = [
+    "ADMMMultiviewFeatureSelector",
+    "ANOVAFSelector",
+    "FisherScoreSelector",
+    "RFSSelector",
+    "ReliefFSelector",
+    "anova_f",
+    "fisher_score",
+    "mvfs_objective",
+    "relieff",
+    "rfs_objective",
+    "rfs_solve",
+]
