@@ -5,7 +5,7 @@
 * Alon et al. (1999) colon, normal vs tumour: 62 samples x 2000 genes; raw intensities.
 
 Both are read from the ``.npz`` conversions kept in ``data/01_raw/genes`` (see
-``data/01_raw/README_memd.md``). Pure functions, no Kedro.
+``data/01_raw/README.md``, MeMd section). Pure functions, no Kedro.
 """
 
 from __future__ import annotations
