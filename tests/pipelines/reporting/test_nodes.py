@@ -90,3 +90,13 @@ def test_table_query_and_bad_figure_spec(results):
             results,
             {**REPORTING, "figures": [{"name": "f", "kind": "pie", "x": "n", "y": "accuracy"}]},
         )
+
+
+def test_markdown_shows_a_dash_for_missing_metrics(results):
+    import numpy as np
+
+    only = results[results["n"] == 10].copy()
+    only.loc[only["method"] == "Bad", "accuracy"] = np.nan
+    rep = {k: v for k, v in REPORTING.items() if k != "significance"}
+    md = summary_to_markdown(summarise_results(only, rep), rep)
+    assert "| D | Bad | – |" in md

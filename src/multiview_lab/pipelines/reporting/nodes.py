@@ -99,6 +99,9 @@ def summary_to_markdown(summary: pd.DataFrame, reporting: dict[str, Any]) -> str
     for _, row in summary.iterrows():
         cells = [str(row[k]) for k in keys]
         for m in metrics:
+            if not np.isfinite(row[f"{m}_mean"]):
+                cells.append("–")  # the metric does not apply to this row (e.g. no K)
+                continue
             cell = f"{_fmt(row[f'{m}_mean'], digits)} ± {_fmt(row[f'{m}_std'], digits)}"
             if f"{m}_worse" in summary.columns and bool(row[f"{m}_worse"]):
                 cell += " ↓"
