@@ -1,6 +1,6 @@
 """Loader of the MIML scene data (Zhou & Zhang): 2000 images, bags of 9 x 15, 5 labels.
 
-Raw file ``data/01_raw/miml_scene/miml_scene.npz`` (see ``data/01_raw/README_miml.md``): ``bags``
+Raw file ``data/01_raw/miml_scene/miml_scene.npz`` (see ``data/01_raw/README.md``): ``bags``
 float64 (2000, 9, 15), ``targets`` int8 (2000, 5) in {0, 1}, ``label_names``.
 """
 
