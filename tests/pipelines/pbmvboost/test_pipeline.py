@@ -31,11 +31,19 @@ def test_catalog_outputs(pbmvboost_smoke_project):
     assert list(table.columns[: len(TABLE_COLUMNS)]) == TABLE_COLUMNS
     assert set(table["dataset"]) == {"MNIST1", "MNIST2"}
     assert set(table["method"]) == {
+        "Mono",
+        "Concat",
+        "Fusion_dt",
+        "MV-MV",
+        "rBoost.SH",
+        "MV-AdaBoost",
+        "MVBoost",
+        "Fusion_Cq-all",
         "PB-MVBoost",
         "PB-MVBoost-final-rho",
         "PB-MVBoost-reference",
-        "MVBoost",
     }
+    assert {"accuracy_worse", "f1_worse", "accuracy_p", "f1_p"} <= set(table.columns)
     assert (table["n_draws"] == 2).all() and (table["n_train"] == 100).all()
     assert table["accuracy_mean"].between(0.5, 1).all()
     assert (out / "08_reporting/pbmvboost/table1.md").read_text().startswith("| dataset")
