@@ -2,7 +2,7 @@
 
 The raw folder holds the six original whitespace-separated view files and ``labels.txt``,
 each gzipped byte-for-byte (``gunzip`` restores the files whose md5 sums are listed in
-``data/01_raw/README_gbc.md``).
+``data/01_raw/README.md``).
 """
 
 from __future__ import annotations

@@ -136,7 +136,15 @@ def fit_baseline(
         base = clone(search.best_estimator_)
         if "svm" in name:  # self-training needs probabilities: Platt-calibrate the tuned SVC
             scaler, svc = (step for _, step in base.steps)
-            base = make_pipeline(scaler, CalibratedClassifierCV(svc, ensemble=False, cv=3))
+            # Calibration CV needs >= folds labelled examples per class; rare classes (terrorist
+            # NBCR_Attack: 1 labelled at 10 %) lower the folds, and a single example per class
+            # leaves libsvm's internal Platt scaling as the only option.
+            smallest = int(np.bincount(y_st[labeled]).min())
+            if smallest >= 2:
+                calibrated = CalibratedClassifierCV(svc, ensemble=False, cv=min(3, smallest))
+            else:
+                calibrated = clone(svc).set_params(probability=True)
+            base = make_pipeline(scaler, calibrated)
         model = SelfTrainingClassifier(base, threshold=threshold, max_iter=max_iter).fit(X, y_st)
     return _Decoded(model, enc)
 
