@@ -11,6 +11,10 @@ from kedro.pipeline import Pipeline
 #: pipeline name -> package under ``multiview_lab.pipelines``
 PIPELINES = {
     "pbmvboost": "multiview_lab.pipelines.pbmvboost",
+    "gbc": "multiview_lab.pipelines.gbc",
+    "miml": "multiview_lab.pipelines.miml",
+    "memd": "multiview_lab.pipelines.memd",
+    "mvfs": "multiview_lab.pipelines.mvfs",
 }
 
 
