@@ -57,6 +57,16 @@ def run_pipeline(project: Path, pipeline: str, env: str = "smoke", runtime_param
         return session.run(pipeline_names=[pipeline])
 
 
+def mlflow_runs(experiment: str):
+    """The MLflow client and the runs of ``experiment`` in the test store, oldest first."""
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient()
+    exp = client.get_experiment_by_name(experiment)
+    assert exp is not None, f"no MLflow experiment {experiment!r} (named after the pipeline)"
+    return client, client.search_runs([exp.experiment_id], order_by=["attributes.start_time"])
+
+
 @pytest.fixture(scope="session")
 def mlflow_uri(tmp_path_factory):
     """A fresh SQLite MLflow store for the whole test session."""

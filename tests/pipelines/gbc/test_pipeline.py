@@ -4,10 +4,9 @@ real MLflow hooks writing to a temporary SQLite store."""
 import numpy as np
 import pandas as pd
 import pytest
-from mlflow.tracking import MlflowClient
 
 from multiview_lab.io import NpzDataset
-from tests.conftest import make_project_copy, run_pipeline
+from tests.conftest import make_project_copy, mlflow_runs, run_pipeline
 
 pytestmark = pytest.mark.slow
 
@@ -62,10 +61,7 @@ def test_catalog_outputs(gbc_smoke_project):
 
 
 def test_mlflow_run_finished_with_params_metrics_artifacts(gbc_smoke_project):
-    client = MlflowClient()
-    exp = client.get_experiment_by_name("gbc")
-    assert exp is not None, "experiment named after the pipeline"
-    runs = client.search_runs([exp.experiment_id], order_by=["attributes.start_time"])
+    client, runs = mlflow_runs("gbc")
     run = [r for r in runs if r.data.tags.get("kedro.env") == "smoke"][-1]
     assert run.info.status == "FINISHED"
     assert run.data.params["gbc.protocol.n_splits"] == "1"
@@ -93,10 +89,7 @@ def test_bad_setting_fails_the_run(tmp_path, mlflow_uri):
             env="smoke",
             runtime_params={"gbc": {"protocol": {"settings": ["sparse"]}}},
         )
-    client = MlflowClient()
-    runs = client.search_runs(
-        [client.get_experiment_by_name("gbc").experiment_id], order_by=["attributes.start_time"]
-    )
+    _, runs = mlflow_runs("gbc")
     assert runs[-1].info.status == "FAILED" and "settings" in runs[-1].data.tags["error"]
     reports = project / "data" / "08_reporting" / "gbc"
     assert (reports / "graphs.csv").exists()  # the graph stage ran before the failure

@@ -3,9 +3,8 @@ real MLflow hooks writing to the session's temporary SQLite store."""
 
 import pandas as pd
 import pytest
-from mlflow.tracking import MlflowClient
 
-from tests.conftest import make_project_copy, run_pipeline
+from tests.conftest import make_project_copy, mlflow_runs, run_pipeline
 
 pytestmark = pytest.mark.slow
 
@@ -56,10 +55,7 @@ def test_catalog_outputs(memd_smoke_project):
 
 
 def test_mlflow_run_finished_with_metrics_and_artifacts(memd_smoke_project):
-    client = MlflowClient()
-    exp = client.get_experiment_by_name("memd")
-    assert exp is not None, "experiment named after the pipeline"
-    runs = client.search_runs([exp.experiment_id], order_by=["attributes.start_time"])
+    client, runs = mlflow_runs("memd")
     run = [r for r in runs if r.data.tags.get("kedro.env") == "smoke"][-1]
     assert run.info.status == "FINISHED"
     assert run.data.params["memd.protocol.gene.n_folds"] == "3"

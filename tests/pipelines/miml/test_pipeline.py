@@ -7,9 +7,8 @@ import mlflow
 import numpy as np
 import pandas as pd
 import pytest
-from mlflow.tracking import MlflowClient
 
-from tests.conftest import make_project_copy, run_pipeline
+from tests.conftest import make_project_copy, mlflow_runs, run_pipeline
 
 pytestmark = pytest.mark.slow
 
@@ -65,10 +64,7 @@ def test_catalog_outputs(miml_smoke):
 
 
 def test_mlflow_run_finished_with_metrics_and_artifacts(miml_smoke):
-    client = MlflowClient()
-    exp = client.get_experiment_by_name("miml")
-    assert exp is not None, "experiment named after the pipeline"
-    runs = client.search_runs([exp.experiment_id], order_by=["attributes.start_time"])
+    client, runs = mlflow_runs("miml")
     run = [r for r in runs if r.data.tags.get("kedro.env") == "smoke"][-1]
     assert run.info.status == "FINISHED"
     assert run.data.params["miml.protocol.folds_run"] == "[0, 1]"

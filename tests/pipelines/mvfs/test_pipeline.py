@@ -5,9 +5,8 @@ SQLite store."""
 import numpy as np
 import pandas as pd
 import pytest
-from mlflow.tracking import MlflowClient
 
-from tests.conftest import make_project_copy, run_pipeline
+from tests.conftest import make_project_copy, mlflow_runs, run_pipeline
 
 pytestmark = pytest.mark.slow
 
@@ -50,10 +49,7 @@ def test_catalog_outputs(local_project):
 
 
 def test_mlflow_run_finished_with_metrics_and_artifacts(local_project):
-    client = MlflowClient()
-    exp = client.get_experiment_by_name("mvfs")
-    assert exp is not None
-    runs = client.search_runs([exp.experiment_id], order_by=["attributes.start_time"])
+    client, runs = mlflow_runs("mvfs")
     run = [r for r in runs if r.info.status == "FINISHED"][0]
     assert run.data.params["mvfs.protocol.n_splits"] == "1"
     assert "mfeat/ADMM-MVFS/linear_svm/10/accuracy_mean" in run.data.metrics
@@ -72,8 +68,6 @@ def test_dask_backend_selects_the_same_features(local_project, dask_project):
     assert np.isclose(
         local.at["ADMM-MVFS", "objective"], remote.at["ADMM-MVFS", "objective"], rtol=1e-10
     )
-    client = MlflowClient()
-    exp = client.get_experiment_by_name("mvfs")
-    runs = client.search_runs([exp.experiment_id])
+    _, runs = mlflow_runs("mvfs")
     assert any(r.data.params.get("mvfs.execution.backend") == "dask" for r in runs)
     assert all(r.info.status == "FINISHED" for r in runs)

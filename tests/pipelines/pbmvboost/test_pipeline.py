@@ -7,9 +7,8 @@ import mlflow
 import numpy as np
 import pandas as pd
 import pytest
-from mlflow.tracking import MlflowClient
 
-from tests.conftest import make_project_copy, run_pipeline
+from tests.conftest import make_project_copy, mlflow_runs, run_pipeline
 
 pytestmark = pytest.mark.slow
 
@@ -61,15 +60,8 @@ def test_catalog_outputs(pbmvboost_smoke_project):
     assert (out / "03_primary/pbmvboost/views.npz").exists()
 
 
-def _runs(experiment):
-    client = MlflowClient()
-    exp = client.get_experiment_by_name(experiment)
-    assert exp is not None, "experiment named after the pipeline"
-    return client, client.search_runs([exp.experiment_id], order_by=["attributes.start_time"])
-
-
 def test_mlflow_run_finished_with_params_metrics_artifacts_models(pbmvboost_smoke_project):
-    client, runs = _runs("pbmvboost")
+    client, runs = mlflow_runs("pbmvboost")
     run = [
         r for r in runs if r.data.tags.get("kedro.env") == "smoke" and r.info.status == "FINISHED"
     ][-1]
@@ -104,7 +96,7 @@ def test_failed_run_is_marked_failed_and_writes_no_report(tmp_path, mlflow_uri):
             env="smoke",
             runtime_params={"pbmvboost": {"protocol": {"n_train": [10**6]}}},
         )
-    _, runs = _runs("pbmvboost")
+    _, runs = mlflow_runs("pbmvboost")
     assert runs[-1].info.status == "FAILED"
     assert "n_train" in runs[-1].data.tags["error"]
     assert not any((project / "data" / "08_reporting").rglob("*.csv"))
