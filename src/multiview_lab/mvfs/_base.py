@@ -12,16 +12,10 @@ import numpy as np
 from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
-from multiview_lab.utils.validation import check_n_classes, check_Xs
+from multiview_lab.utils.validation import check_n_classes, check_option, check_Xs
 
 STANDARDIZE = ("zscore", "minmax", "none")
 RANKINGS = ("global", "per_view")
-
-
-def check_option(name: str, value, allowed) -> None:
-    """Raise a ``ValueError`` naming the option and its allowed values."""
-    if value not in allowed:
-        raise ValueError(f"{name}={value!r} is not supported; choose one of {list(allowed)}.")
 
 
 def encode_labels(y) -> tuple[np.ndarray, np.ndarray]:

@@ -27,12 +27,11 @@ from sklearn.utils import check_random_state
 from multiview_lab.mvfs._base import (
     STANDARDIZE,
     MultiviewSelectorMixin,
-    check_option,
     encode_labels,
 )
 from multiview_lab.mvfs.backends import DaskBackend, LocalBackend, check_view
 from multiview_lab.mvfs.solvers import one_hot, row_norms
-from multiview_lab.utils.validation import check_Xs, check_Xs_y
+from multiview_lab.utils.validation import check_option, check_Xs, check_Xs_y
 
 logger = logging.getLogger(__name__)
 

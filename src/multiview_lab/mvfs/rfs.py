@@ -17,12 +17,11 @@ from sklearn.base import BaseEstimator
 from multiview_lab.mvfs._base import (
     STANDARDIZE,
     MultiviewSelectorMixin,
-    check_option,
     encode_labels,
     fit_scaler,
 )
 from multiview_lab.mvfs.solvers import EPS, l21_norm, one_hot, reweight, row_norms
-from multiview_lab.utils.validation import check_Xs_y
+from multiview_lab.utils.validation import check_option, check_Xs_y
 
 logger = logging.getLogger(__name__)
 

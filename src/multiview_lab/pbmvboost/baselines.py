@@ -26,6 +26,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from multiview_lab.utils.validation import (
     check_binary_labels,
+    check_option,
     check_Xs,
     check_Xs_y,
     n_stratified_folds,
@@ -211,10 +212,7 @@ class MonoViewClassifier(_TreeBaseline):
 
     def fit(self, Xs, y):
         """Fit one tree per view and select the view by CV accuracy (``mono_select="cv"``)."""
-        if self.mono_select not in _MONO_SELECT:
-            raise ValueError(
-                f"mono_select={self.mono_select!r} is not supported; choose one of {list(_MONO_SELECT)}."
-            )
+        check_option("mono_select", self.mono_select, _MONO_SELECT)
         Xs, y_pm, depths, rng = self._validate(Xs, y)
         self.estimators_, self.depths_, scores = [], [], []
         for X in Xs:
@@ -395,11 +393,7 @@ class FusionDTClassifier(_TreeBaseline):
 
     def fit(self, Xs, y):
         """Split the sample, fit the per-view trees on 60 % and the level-2 tree on 40 %."""
-        if self.level1_output not in _LEVEL1_OUTPUTS:
-            raise ValueError(
-                f"level1_output={self.level1_output!r} is not supported; choose one of "
-                f"{list(_LEVEL1_OUTPUTS)}."
-            )
+        check_option("level1_output", self.level1_output, _LEVEL1_OUTPUTS)
         if not (isinstance(self.level1_size, float) and 0.0 < self.level1_size < 1.0):
             raise ValueError(f"level1_size must be a float in (0, 1); got {self.level1_size!r}.")
         Xs, y_pm, depths, rng = self._validate(Xs, y)
@@ -483,10 +477,7 @@ class MVMVClassifier(_TreeBaseline):
 
     def fit(self, Xs, y):
         """Fit one tree per view on all the training data."""
-        if self.tie_break not in _TIE_BREAKS:
-            raise ValueError(
-                f"tie_break={self.tie_break!r} is not supported; choose one of {list(_TIE_BREAKS)}."
-            )
+        check_option("tie_break", self.tie_break, _TIE_BREAKS)
         Xs, y_pm, depths, rng = self._validate(Xs, y)
         self.estimators_ = [
             fit_tree_cv(X, y_pm, depths=depths, cv=self.cv, random_state=_seed(rng))[0] for X in Xs

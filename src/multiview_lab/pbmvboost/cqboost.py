@@ -42,6 +42,7 @@ from threadpoolctl import threadpool_limits
 
 from multiview_lab.utils.validation import (
     check_binary_labels,
+    check_option,
     check_Xs,
     check_Xs_y,
     n_stratified_folds,
@@ -65,11 +66,6 @@ _LEVEL1_FITS = ("cross_fit", "in_sample")
 
 class CqBoostInfeasibleError(ValueError):
     """Raised when no distribution over the voters reaches the required mean margin ``mu``."""
-
-
-def _check_choice(name: str, value, allowed) -> None:
-    if value not in allowed:
-        raise ValueError(f"{name}={value!r} is not supported; choose one of {list(allowed)!r}.")
 
 
 def _check_positive(name: str, value, *, integer: bool = False, allow_zero: bool = False) -> None:
@@ -476,7 +472,7 @@ class CqBoostClassifier(ClassifierMixin, BaseEstimator):
         self.tol = tol
 
     def _validate_params(self):
-        _check_choice("voters", self.voters, _VOTERS)
+        check_option("voters", self.voters, _VOTERS)
         _check_positive("mu", self.mu, allow_zero=True)
         _check_positive("gamma", self.gamma)
         _check_positive("n_max_iterations", self.n_max_iterations, integer=True)
@@ -658,9 +654,9 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
 
     def _validate_params(self):
-        _check_choice("level1_output", self.level1_output, _LEVEL1_OUTPUTS)
-        _check_choice("level1_fit", self.level1_fit, _LEVEL1_FITS)
-        _check_choice("svm_dual", self.svm_dual, ("auto", True, False))
+        check_option("level1_output", self.level1_output, _LEVEL1_OUTPUTS)
+        check_option("level1_fit", self.level1_fit, _LEVEL1_FITS)
+        check_option("svm_dual", self.svm_dual, ("auto", True, False))
         for name in ("cv_level1", "cv_level2"):
             value = getattr(self, name)
             _check_positive(name, value, integer=True)

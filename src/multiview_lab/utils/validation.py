@@ -209,3 +209,9 @@ def n_stratified_folds(y, cv: int, what: str = "cross-validation") -> int:
         )
         return n_min
     return cv
+
+
+def check_option(name: str, value, allowed) -> None:
+    """Raise a ``ValueError`` naming the option and its allowed values unless ``value`` is one."""
+    if value not in allowed:
+        raise ValueError(f"{name}={value!r} is not supported; choose one of {list(allowed)}.")
