@@ -8,7 +8,7 @@
     d_v=250, to show they do not depend on d_v), and the driver's peak memory while the views are
     generated on the workers (the driver never holds them).
 
-Run:  nice -n 10 .venv/bin/python benchmarks/bench_mvfs.py [--mfeat-dir DIR] [--skip-a] [--skip-b]
+Run:  .venv/bin/python benchmarks/bench_mvfs.py [--mfeat-dir DIR] [--rfs-iter N] [--skip-a] [--skip-b]
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from pathlib import Path
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from multiview_lab.data.mfeat import MFEAT_VIEWS, load_mfeat
 from multiview_lab.mvfs import ADMMMultiviewFeatureSelector, RFSSelector
 
-VIEWS = ["fou", "fac", "kar", "pix", "zer", "mor"]
 TARGET = 1e-6
 
 
@@ -34,11 +34,13 @@ def time_to(history, target):
     return (history["time"][hit[0]], int(hit[0]) + 1) if hit.size else (np.inf, None)
 
 
-def bench_mfeat(mfeat_dir: Path, lam_frac: float) -> None:
-    Xs = [np.loadtxt(mfeat_dir / f"mfeat-{v}") for v in VIEWS]
-    y = np.loadtxt(mfeat_dir / "labels.txt", dtype=int)
+def bench_mfeat(mfeat_dir: Path, lam_frac: float, rfs_iter: int) -> None:
+    views, y = load_mfeat(mfeat_dir, MFEAT_VIEWS)
+    Xs = list(views.values())
     print(f"(a) mfeat: n={y.size}, d_v={[X.shape[1] for X in Xs]}, lam_frac={lam_frac}", flush=True)
-    rfs = RFSSelector(lam_frac=lam_frac, tol=1e-12, max_iter=400).fit(Xs, y)
+    # RFS converges linearly and slowly near the optimum: give it enough IRLS iterations to
+    # reach the 1e-6 target itself, so its time to target is measured rather than bounded.
+    rfs = RFSSelector(lam_frac=lam_frac, tol=1e-12, max_iter=rfs_iter).fit(Xs, y)
     print(f"    RFS: {rfs.n_iter_} iterations, {rfs.history_['time'][-1]:.1f} s", flush=True)
     tight = {"eps_abs": 1e-12, "eps_rel": 0.0, "tol": 0.0, "lam_frac": lam_frac}
     configs = {
@@ -160,9 +162,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    default_dir = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "mfeat"
+    default_dir = Path(__file__).resolve().parents[1] / "data" / "01_raw" / "mfeat"
     parser.add_argument("--mfeat-dir", type=Path, default=default_dir)
     parser.add_argument("--lam-frac", type=float, default=0.1)
+    parser.add_argument("--rfs-iter", type=int, default=1500)
     parser.add_argument("--n", type=int, default=20000)
     parser.add_argument("--d", type=int, default=500)
     parser.add_argument("--n-iter", type=int, default=30)
@@ -175,7 +178,7 @@ def main() -> None:
     # OpenBLAS spinning against other processes made small products up to 20x slower.
     with threadpool_limits(args.blas_threads):
         if not args.skip_a:
-            bench_mfeat(args.mfeat_dir, args.lam_frac)
+            bench_mfeat(args.mfeat_dir, args.lam_frac, args.rfs_iter)
         if not args.skip_b:
             bench_dask(args.n, 4, args.d, 10, args.n_iter)
     print(f"total {time.perf_counter() - t0:.0f} s")

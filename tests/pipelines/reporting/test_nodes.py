@@ -100,3 +100,15 @@ def test_markdown_shows_a_dash_for_missing_metrics(results):
     rep = {k: v for k, v in REPORTING.items() if k != "significance"}
     md = summary_to_markdown(summarise_results(only, rep), rep)
     assert "| D | Bad | – |" in md
+
+
+def test_markdown_digits_per_metric(results):
+    only = results[results["n"] == 10].drop(columns="n")
+    rep = {k: v for k, v in REPORTING.items() if k != "significance"}
+    summary = summarise_results(only, rep)
+    assert "| D | Bad | .54 ± .02 |" in summary_to_markdown(summary, {**rep, "digits": 2})
+    assert "| D | Bad | .5 ± .0 |" in summary_to_markdown(
+        summary, {**rep, "digits": {"accuracy": 1}}
+    )
+    with pytest.raises(ValueError, match="not in reporting.metrics"):
+        summary_to_markdown(summary, {**rep, "digits": {"f1": 1}})

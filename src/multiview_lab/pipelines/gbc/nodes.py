@@ -30,10 +30,10 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-from joblib import Parallel, delayed  # noqa: E402
+from joblib import delayed  # noqa: E402
 from sklearn.model_selection import StratifiedKFold  # noqa: E402
 
-from multiview_lab.evaluation import build_estimator, stable_seed  # noqa: E402
+from multiview_lab.evaluation import build_estimator, run_units, stable_seed  # noqa: E402
 from multiview_lab.gbc.baselines import BASELINES, fit_baseline, joined_features  # noqa: E402
 from multiview_lab.gbc.graphs import (  # noqa: E402
     calibrate_graph_noise,
@@ -501,8 +501,7 @@ def evaluate_methods(
             }
             unit["train_pct"], unit["split"] = int(unit["train_pct"]), int(unit["split"])
             jobs.append(delayed(_fit_and_score)(unit, methods[method], datasets[s["dataset"]], s))
-    logger.info("Evaluating %d units on %s worker(s).", len(jobs), protocol.get("n_jobs", 1))
-    outputs = Parallel(n_jobs=protocol.get("n_jobs", 1), verbose=protocol.get("verbose", 0))(jobs)
+    outputs = run_units(jobs, n_jobs=protocol.get("n_jobs", 1), label="gbc evaluation")
     results = pd.DataFrame([o["row"] for o in outputs])
     weights = [w for o in outputs for w in o["weights"]]
     columns = [*UNIT_KEYS, "method", "seed", "kind", "name", "iteration", "weight"]
@@ -621,6 +620,5 @@ def evaluate_source_counts(
                 "seed": seed,
             }
             jobs.append(delayed(_fit_and_score)(unit, methods[method], sub, split_row))
-    logger.info("Sources study: %d units.", len(jobs))
-    outputs = Parallel(n_jobs=study.get("n_jobs", 1))(jobs)
+    outputs = run_units(jobs, n_jobs=study.get("n_jobs", 1), label="gbc sources study")
     return pd.DataFrame([o["row"] for o in outputs])

@@ -90,8 +90,17 @@ def summary_to_markdown(summary: pd.DataFrame, reporting: dict[str, Any]) -> str
 
     A cell flagged significantly worse than the best of its column is marked with ``↓``, and the
     best (bold) per column when significance flags are present, as in the paper's tables.
+    ``reporting.digits`` sets the decimals: one int for every metric (default 4) or a mapping
+    metric -> int, metrics not named keeping 4 (e.g. ``{k: 1}`` for feature counts).
     """
-    digits = int(reporting.get("digits", 4))
+    digits_spec = reporting.get("digits", 4)
+    if isinstance(digits_spec, dict):
+        unknown = sorted(set(digits_spec) - set(reporting["metrics"]))
+        if unknown:
+            raise ValueError(f"reporting.digits names metrics {unknown} not in reporting.metrics.")
+        digits_of = {m: int(digits_spec.get(m, 4)) for m in reporting["metrics"]}
+    else:
+        digits_of = dict.fromkeys(reporting["metrics"], int(digits_spec))
     keys = list(reporting["group_by"])
     metrics = list(reporting["metrics"])
     header = keys + metrics
@@ -102,6 +111,7 @@ def summary_to_markdown(summary: pd.DataFrame, reporting: dict[str, Any]) -> str
             if not np.isfinite(row[f"{m}_mean"]):
                 cells.append("–")  # the metric does not apply to this row (e.g. no K)
                 continue
+            digits = digits_of[m]
             cell = f"{_fmt(row[f'{m}_mean'], digits)} ± {_fmt(row[f'{m}_std'], digits)}"
             if f"{m}_worse" in summary.columns and bool(row[f"{m}_worse"]):
                 cell += " ↓"
