@@ -33,6 +33,22 @@ def test_nan_and_inf(cls, good):
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS)
+def test_beyond_float32_range(cls, good):
+    """The trees work in float32: a finite float64 that overflows it is rejected, in fit and in
+    predict, instead of reaching the trees as infinity."""
+    Xs, y = good
+    X1 = Xs[1].copy()
+    X1[3, 1] = 1e300
+    with pytest.raises(ValueError, match="View 1 has values too large for float32"):
+        with np.errstate(over="ignore"):
+            cls(3).fit([Xs[0], X1], y)
+    clf = cls(3, random_state=0).fit(Xs, y)
+    with pytest.raises(ValueError, match="View 1 has values too large for float32"):
+        with np.errstate(over="ignore"):
+            clf.predict([Xs[0], X1])
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS)
 def test_views_of_unequal_length(cls, good):
     Xs, y = good
     with pytest.raises(ValueError, match="same number of samples"):

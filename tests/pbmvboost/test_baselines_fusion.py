@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from sklearn.model_selection import StratifiedKFold, cross_val_score
 from sklearn.tree import DecisionTreeClassifier
 
 from multiview_lab.pbmvboost.baselines import (
@@ -174,6 +175,39 @@ def test_depth_cv_picks_the_best_depth():
     tree, scores = fit_tree_cv(X, y, random_state=0)
     assert tree.max_depth == (1, 2, 3, 4, 6, 8, None)[int(np.argmax(scores))]
     assert tree.max_depth != 1 and scores[0] < 0.7 and scores.max() > 0.9
+
+
+@pytest.mark.parametrize(
+    ("signal", "depths"),
+    [
+        ("pixels", (1, 2, 3, 4, 6, 8, None)),  # deep trees: every depth is fitted
+        ("binary", (1, 2, 3, 4, 6, 8, None)),  # 3 binary features: trees stop at depth <= 3
+        ("binary", (None, 3, 1, 3, 8)),  # any order, repeated depths
+    ],
+)
+def test_depth_cv_scores_equal_cross_val_score(signal, depths):
+    """The CV accuracies are exactly scikit-learn's ``cross_val_score`` on the same folds, also
+    for the depths served by a shallower tree that stopped growing before its limit."""
+    rng = np.random.default_rng(3)
+    if signal == "pixels":
+        X = rng.integers(0, 256, size=(300, 20)).astype(float)
+        y = np.where(X[:, 0] + X[:, 1] + rng.normal(scale=80, size=300) > 255, 1.0, -1.0)
+    else:
+        X = rng.integers(0, 2, size=(300, 3)) * 2.0 - 1.0
+        y = np.where(X.sum(axis=1) + rng.normal(scale=1.0, size=300) > 0, 1.0, -1.0)
+    tree, scores = fit_tree_cv(X, y, depths=depths, cv=5, random_state=4)
+    rng_seeds = np.random.RandomState(4)
+    tree_seed, fold_seed = (int(rng_seeds.randint(np.iinfo(np.int32).max)) for _ in range(2))
+    folds = StratifiedKFold(5, shuffle=True, random_state=fold_seed)
+    expected = [
+        cross_val_score(
+            DecisionTreeClassifier(max_depth=d, random_state=tree_seed), X, y, cv=folds
+        ).mean()
+        for d in depths
+    ]
+    np.testing.assert_array_equal(scores, expected)
+    assert tree.random_state == tree_seed
+    assert tree.max_depth == depths[int(np.argmax(expected))]
 
 
 def test_same_seed_same_predictions():

@@ -7,6 +7,7 @@ from sklearn.ensemble import AdaBoostClassifier
 from sklearn.tree import DecisionTreeClassifier
 
 from multiview_lab.pbmvboost import MVAdaBoostClassifier, RBoostSHClassifier
+from multiview_lab.pbmvboost.mv_adaboost import samme_decision_function
 
 
 @pytest.fixture(scope="module")
@@ -126,6 +127,24 @@ def test_mv_adaboost_vote_and_ties(data):
     np.testing.assert_array_equal(clf._labels_from_scores(score), clf.classes_[[1, 0, 0, 0]])
     clf.set_params(tie_label=1)
     assert clf._labels_from_scores(score)[2] == clf.classes_[1]
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_samme_decision_function_is_adaboost_decision_function(data, n_classes):
+    """The leaf-based SAMME score is bit-identical to AdaBoostClassifier.decision_function."""
+    Xs, y, Xs_test = data
+    y = y if n_classes == 2 else np.arange(y.shape[0]) % 3
+    ada = _adaboost(Xs[1], np.where(y == 1, 1.0, -1.0) if n_classes == 2 else y, 25)
+    for X in (Xs_test[1], np.asfortranarray(Xs_test[1])):
+        X32 = X.astype(np.float32)
+        np.testing.assert_array_equal(samme_decision_function(ada, X32), ada.decision_function(X32))
+
+
+def test_mv_adaboost_decision_is_the_sklearn_combination(data):
+    Xs, y, Xs_test = data
+    clf = MVAdaBoostClassifier(20, random_state=0).fit(Xs, y)
+    f = [e.decision_function(X) for e, X in zip(clf.estimators_, Xs_test, strict=True)]
+    np.testing.assert_array_equal(clf.decision_function(Xs_test), clf._combine(f))
 
 
 def test_mv_adaboost_staged_and_seed(data):

@@ -268,6 +268,26 @@ def test_staged_clone_pickle(fitted, data):
         np.testing.assert_array_equal(refit.predict(Xs_test), clf.predict(Xs_test))
 
 
+@pytest.mark.parametrize(
+    ("vote", "vote_weights"),
+    [("per_iteration", "raw"), ("final_rho", "raw"), ("final_rho", "normalized")],
+)
+def test_staged_and_final_votes_agree_exactly(data, vote, vote_weights):
+    """The last stage of the staged score and of the staged PAC-Bayes quantities is exactly the
+    final one (the same running sums), whatever the memory layout of the input views."""
+    Xs, y, Xs_test, _ = data
+    clf = PBMVBoostClassifier(
+        15, compat="reference", vote=vote, vote_weights=vote_weights, random_state=0
+    ).fit(Xs, y)
+    score = clf.decision_function(Xs_test)
+    *_, last = clf.staged_decision_function(Xs_test)
+    np.testing.assert_array_equal(last, score)
+    for layout in (np.ascontiguousarray, np.asfortranarray):
+        np.testing.assert_array_equal(clf.decision_function([layout(X) for X in Xs_test]), score)
+    *_, pac_train = clf.staged_pac_bayes_quantities(Xs, y)
+    np.testing.assert_equal(pac_train, clf.pac_bayes_)
+
+
 def test_staged_per_iteration_prefix_sums(fitted, data):
     """Stage t of the per-iteration vote is sum_{s<=t} sum_v rho_v^s Q_v^s h_v^s."""
     clf = fitted["paper"]

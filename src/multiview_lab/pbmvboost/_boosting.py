@@ -63,9 +63,19 @@ def tree_predict_pm(tree, X32):
     return tree_leaf_signs(tree)[tree.tree_.apply(X32)]
 
 
-def as_float32_views(Xs):
-    """The views as float32 C-contiguous arrays (the layout scikit-learn trees work on)."""
-    return [np.ascontiguousarray(X, dtype=np.float32) for X in Xs]
+def as_float32_views(Xs, order="C"):
+    """The views as float32 arrays (the dtype scikit-learn trees work on), C- or F-contiguous.
+
+    The layout does not change any tree or prediction. Fitting reads a feature's values through
+    the node's sample indices either way; ``tree_.apply`` on many rows is about twice as fast on
+    column-major (``order="F"``) input, where the rows at a node read one contiguous column.
+    """
+    views = [np.asarray(X, dtype=np.float32, order=order) for X in Xs]
+    for v, (X, X32) in enumerate(zip(Xs, views, strict=True)):
+        # the views were checked finite; a float64 beyond the float32 range becomes infinite
+        if X.dtype.kind == "f" and X.dtype.itemsize > 4 and not np.isfinite(X32).all():
+            raise ValueError(f"View {v} has values too large for float32 (the trees' dtype).")
+    return views
 
 
 class MultiviewClassifierBase(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
@@ -99,7 +109,7 @@ class MultiviewClassifierBase(ClassifierMixin, BaseEstimator, metaclass=ABCMeta)
             n_views=len(self.n_features_per_view_),
             n_features=self.n_features_per_view_,
         )
-        return as_float32_views(Xs)
+        return as_float32_views(Xs, order="F")  # every predict path applies many trees to them
 
     # -- fit ---------------------------------------------------------------------------------
     def fit(self, Xs, y):

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
+from sklearn import config_context
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import euclidean_distances
@@ -156,37 +157,42 @@ def solve_master_qp(G, c, mu, q0, *, margin_active=None, warm=False, tol=1e-10, 
     for _ in range(max_iter):
         F = np.flatnonzero(free)
         nF = F.size
+        cF = c[F]
         # The margin row adds a constraint only if c is not constant on the free set; otherwise
         # 1ᵀp = 0 already implies cᵀp = 0 and the row would make the KKT matrix singular.
-        use_margin = margin_active and nF >= 2 and np.ptp(c[F]) > tol
-        B = np.vstack([np.ones(nF), c[F]]) if use_margin else np.ones((1, nF))
+        use_margin = margin_active and nF >= 2 and cF.max() - cF.min() > tol
+        r = 2 if use_margin else 1  # rows of B = [1ᵀ; c_Fᵀ] (or [1ᵀ])
         if not stationary:
-            r = B.shape[0]
-            G_FF = G[np.ix_(F, F)]
+            G_FF = G[F[:, None], F]
             K = np.zeros((nF + r, nF + r))
             K[:nF, :nF] = 2.0 * G_FF
-            K[:nF, nF:] = -B.T
-            K[nF:, :nF] = B
+            K[:nF, nF] = -1.0  # -Bᵀ
+            K[nF, :nF] = 1.0  # B
             rhs = np.zeros(nF + r)
-            rhs[nF:] = (1.0, mu) if use_margin else 1.0
+            rhs[nF] = 1.0
+            if use_margin:
+                K[:nF, nF + 1] = -cF
+                K[nF + 1, :nF] = cF
+                rhs[nF + 1] = mu
             sol = _solve_kkt(K, rhs)
-            p = sol[:nF] - q[F]
+            qF = q[F]
+            p = sol[:nF] - qF
             f = 0.5 * (q @ g)
             if -(g[F] @ p + p @ G_FF @ p) > 1e-15 * max(f, 1e-300):
                 step, block = 1.0, None
                 neg = p < 0
-                if np.any(neg):
-                    ratios = q[F][neg] / -p[neg]
+                if neg.any():
+                    ratios = qF[neg] / -p[neg]
                     i = int(np.argmin(ratios))
                     if ratios[i] < step:
                         step, block = float(ratios[i]), int(F[neg][i])
                 if not margin_active:
-                    cp = c[F] @ p
+                    cp = cF @ p
                     if cp < 0:
                         ratio = max(c @ q - mu, 0.0) / -cp
                         if ratio < step:
                             step, block = ratio, "margin"
-                q[F] += step * p
+                q[F] = qF + step * p
                 g = 2.0 * (G @ q)
                 if block is None:
                     lam = sol[nF:]  # full step: q is the face optimum and sol holds its multipliers
@@ -200,6 +206,9 @@ def solve_master_qp(G, c, mu, q0, *, margin_active=None, warm=False, tol=1e-10, 
             stationary = True
         # On a face optimum: 2 G q = ν 1 + β c + λ, λ ≥ 0 on the bounded coordinates.
         if lam is None:
+            B = np.ones((r, nF))
+            if use_margin:
+                B[1] = cF
             lam = np.linalg.lstsq(B.T, g[F], rcond=None)[0]
         nu_m = float(lam[0])
         beta = float(lam[1]) if use_margin else 0.0
@@ -692,7 +701,12 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
         seed = rng.randint(np.iinfo(np.int32).max)
         k = n_stratified_folds(y_pm, self.cv_level1, "Fusion_Cq^all level-1 cross-fitting")
         folds = StratifiedKFold(k, shuffle=True, random_state=seed)
-        with warnings.catch_warnings(record=True) as caught:
+        # The views (finite) and the SVM options were validated once in fit: the 12 V (k + 1)
+        # LinearSVC fits skip scikit-learn's per-fit parameter and finiteness checks.
+        with (
+            warnings.catch_warnings(record=True) as caught,
+            config_context(skip_parameter_validation=True, assume_finite=True),
+        ):
             warnings.simplefilter("always", ConvergenceWarning)
             if self.level1_fit == "cross_fit":
                 for k, (train, test) in enumerate(folds.split(Xs[0], y_pm)):
@@ -794,7 +808,9 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
         Xs = check_Xs(
             Xs, n_views=len(self.n_features_per_view_), n_features=self.n_features_per_view_
         )
-        return (self._svm_outputs(self.svms_, Xs) - self.z_mean_) / self.z_scale_
+        with config_context(assume_finite=True):  # checked once above, not once per SVM
+            z = self._svm_outputs(self.svms_, Xs)
+        return (z - self.z_mean_) / self.z_scale_
 
     def decision_function(self, Xs):
         """CqBoost vote on the level-1 outputs (positive = ``classes_[1]``)."""

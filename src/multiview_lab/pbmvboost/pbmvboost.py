@@ -364,44 +364,71 @@ class PBMVBoostClassifier(BaseMultiviewBoosting):
 
     def _fit_binary(self, Xs, y, random_state):
         super()._fit_binary(Xs, y, random_state)
-        *_, (rho, m, _) = self._staged_votes(self.train_predictions_)
+        rho, m, _ = self._final_vote(self.train_predictions_)
         self.pac_bayes_ = pac_bayes_quantities(rho, m, y)
 
     # -- the final vote ----------------------------------------------------------------------
-    def _staged_votes(self, P):
-        """After each iteration t: the vote's posterior over views, the views' votes, the score.
+    def _staged_sums(self, P):
+        """Running sums of the vote after each iteration t (updated in place, not copied).
+
+        Yields ``(t, A, W)`` with ``A_v = sum_{s<=t} c_v^s h_v^s`` and ``W_v = sum_{s<=t} c_v^s``,
+        ``c = rho^s Q^s`` for the per-iteration vote (B7b) and ``c = Q^s`` for the final-``rho``
+        vote (B7). Every consumer of the sums reads these same running sums, so the stages of
+        :meth:`_staged_votes`, :meth:`_staged_scores` and :meth:`_final_vote` agree bit for bit.
+        """
+        per_iteration = self._opts["vote"] == "per_iteration"
+        V, m_samples = P.shape[1], P.shape[2]
+        A = np.zeros((V, m_samples))
+        W = np.zeros(V)
+        for t in range(P.shape[0]):
+            Q = self.estimator_weights_[t]
+            c = self.rho_history_[t] * Q if per_iteration else Q
+            A += c[:, None] * P[t]
+            W += c
+            yield t, A, W
+
+    def _vote_at(self, t, A, W, P):
+        """Posterior over views, the views' normalised votes and the score after iteration t.
 
         The vote of every ``vote`` option is a two-level majority vote ``sign(sum_v rho_v m_v)``
         with ``m_v = sum_s q_v^s h_v^s`` and normalised ``q_v``: per-iteration vote (B7b),
         ``rho_v ∝ sum_s rho_v^s Q_v^s`` and ``q_v^s ∝ rho_v^s Q_v^s``; final vote (B7) with raw
         weights, ``rho_v ∝ rho_v^t sum_s Q_v^s`` and ``q_v^s ∝ Q_v^s``; with normalised weights,
-        ``rho = rho^t``. The score keeps the scale of the spec's formulas.
-
-        Yields
-        ------
-        rho : ndarray (n_views,), m : ndarray (n_views, n_samples), score : ndarray (n_samples,)
+        ``rho = rho^t``. A view whose weights are all 0 gets the uniform vote over its voters.
+        The score keeps the scale of the spec's formulas.
         """
+        pos = W > 0
+        m = A / np.where(pos, W, 1.0)[:, None]
+        if not pos.all():
+            m[~pos] = P[: t + 1, ~pos].sum(axis=0, dtype=float) / (t + 1)
+        rho_t = self.rho_history_[t]
+        if self._opts["vote"] == "per_iteration":
+            return _normalise(W), m, A.sum(axis=0)
+        if self._opts["vote_weights"] == "raw":
+            return _normalise(rho_t * W), m, rho_t @ A
+        return rho_t, m, rho_t @ m
+
+    def _staged_votes(self, P):
+        """:meth:`_vote_at` after each iteration (generator of ``(rho, m, score)``)."""
+        for t, A, W in self._staged_sums(P):
+            yield self._vote_at(t, A, W, P)
+
+    def _final_vote(self, P):
+        """:meth:`_vote_at` after the last iteration."""
+        *_, last = self._staged_sums(P)
+        return self._vote_at(*last, P)
+
+    def _staged_scores(self, P):
+        """The score of :meth:`_vote_at` after each iteration, without the normalised votes."""
         per_iteration = self._opts["vote"] == "per_iteration"
         raw = self._opts["vote_weights"] == "raw"
-        V, m_samples = P.shape[1], P.shape[2]
-        A = np.zeros((V, m_samples))  # sum_s c_v^s h_v^s
-        W = np.zeros(V)  # sum_s c_v^s
-        counts = np.zeros((V, m_samples))  # sum_s h_v^s (uniform fallback)
-        for t in range(P.shape[0]):
-            rho_t = self.rho_history_[t]
-            c = rho_t * self.estimator_weights_[t] if per_iteration else self.estimator_weights_[t]
-            Pt = P[t].astype(float)
-            A += c[:, None] * Pt
-            W += c
-            counts += Pt
-            m = np.where(W[:, None] > 0, A / np.where(W > 0, W, 1.0)[:, None], counts / (t + 1))
+        for t, A, W in self._staged_sums(P):
             if per_iteration:
-                rho, score = _normalise(W), A.sum(axis=0)
+                yield A.sum(axis=0)
             elif raw:
-                rho, score = _normalise(rho_t * W), rho_t @ A
+                yield self.rho_history_[t] @ A
             else:
-                rho, score = rho_t, rho_t @ m
-            yield rho, m, score
+                yield self._vote_at(t, A, W, P)[2]
 
     def _voter_predictions(self, Xs):
         T, V = self.estimators_.shape
@@ -412,12 +439,10 @@ class PBMVBoostClassifier(BaseMultiviewBoosting):
         return P
 
     def _decision_binary(self, Xs):
-        *_, (_, _, score) = self._staged_votes(self._voter_predictions(Xs))
-        return score
+        return self._final_vote(self._voter_predictions(Xs))[2]
 
     def _staged_decision_binary(self, Xs):
-        for _, _, score in self._staged_votes(self._voter_predictions(Xs)):
-            yield score
+        yield from self._staged_scores(self._voter_predictions(Xs))
 
     # -- PAC-Bayes quantities ----------------------------------------------------------------
     def _check_labelled(self, Xs, y):
