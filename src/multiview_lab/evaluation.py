@@ -8,18 +8,28 @@ below turn such tables into the reported summaries:
   mean, standard deviation and count over the repetitions (e.g. random training draws);
 * :func:`flag_significance` marks, within each column of a table, the methods significantly worse
   than the best one by a Wilcoxon rank-sum test (as PB-MVBoost's Table 1 does);
-* :func:`build_estimator` instantiates an estimator registered by name in configuration.
+* :func:`build_estimator` instantiates an estimator registered by name in configuration;
+* :func:`cached_call` keeps each finished unit's result on disk, keyed by :func:`unit_key` over
+  the unit, its data (:func:`array_fingerprint`) and the package's source
+  (:func:`source_fingerprint`), so a long reproduction that is interrupted resumes where it
+  stopped and never reuses a result computed by other code or on other data.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import json
 import logging
+import os
 import time
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from functools import cache
+from pathlib import Path
 from typing import Any
 
+import joblib
 import numpy as np
 import pandas as pd
 from joblib import Parallel
@@ -96,6 +106,56 @@ def run_units(jobs: Sequence, n_jobs: int = 1, label: str = "evaluation") -> lis
                 elapsed / i * (total - i),
             )
     return outputs
+
+
+@cache
+def source_fingerprint(package: str = "multiview_lab") -> str:
+    """Digest of the Python sources of ``package``: any change to the code changes it."""
+    root = Path(importlib.import_module(package).__file__).parent
+    digest = hashlib.blake2b(digest_size=16)
+    for path in sorted(root.rglob("*.py")):
+        digest.update(str(path.relative_to(root)).encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def array_fingerprint(*arrays: np.ndarray) -> str:
+    """Digest of the shapes, dtypes and bytes of ``arrays``."""
+    digest = hashlib.blake2b(digest_size=16)
+    for a in arrays:
+        a = np.ascontiguousarray(a)
+        digest.update(f"{a.shape}{a.dtype}".encode())
+        digest.update(a.data)
+    return digest.hexdigest()
+
+
+def unit_key(*parts: Any) -> str:
+    """Digest of JSON-serialisable ``parts`` (dict keys sorted), the name of a cached result."""
+    text = json.dumps(parts, sort_keys=True, default=str)
+    return hashlib.blake2b(text.encode(), digest_size=20).hexdigest()
+
+
+def cached_call(cache_dir: str | os.PathLike | None, key: str, func: Callable, *args, **kwargs):
+    """``func(*args, **kwargs)``, or its result stored under ``key`` in ``cache_dir``.
+
+    A result is written to a temporary file and renamed into place, so a run killed mid-write
+    leaves no partial entry; an unreadable entry is recomputed. ``cache_dir=None`` disables
+    the cache. The key must cover everything the result depends on (see :func:`unit_key`).
+    """
+    if cache_dir is None:
+        return func(*args, **kwargs)
+    path = Path(cache_dir) / f"{key}.joblib"
+    if path.exists():
+        try:
+            return joblib.load(path)
+        except Exception as exc:  # noqa: BLE001 - a damaged entry is recomputed, not fatal
+            logger.warning("Cached result %s unreadable (%s); recomputing.", path.name, exc)
+    out = func(*args, **kwargs)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    joblib.dump(out, tmp)
+    os.replace(tmp, path)
+    return out
 
 
 def stable_seed(*keys: Any, base: int = 0) -> int:

@@ -367,3 +367,28 @@ def test_metrics_one_vs_all_average():
     assert out["accuracy"] == pytest.approx(np.mean([p["accuracy"] for p in per]))
     assert per[0]["f1"] == pytest.approx(0.5)  # class 0: TP=1, FN=1, FP=1
     assert per[2]["f1"] == pytest.approx(2 * 2 / (2 * 2 + 1))  # class 2: TP=2, FN=1 (tie)
+
+
+@pytest.mark.parametrize("compat", ["paper", "reference"])
+def test_switching_the_vote_after_fit_equals_fitting_with_it(compat):
+    """``vote`` is prediction-time: a fitted model switched to the other vote gives the
+    decision values, staged scores and PAC-Bayes quantities of a model fitted with it."""
+    rng = np.random.RandomState(3)
+    y = rng.choice([-1, 1], size=80)
+    Xs = [y[:, None] * rng.uniform(0, 1, (80, 1)) + rng.normal(0, 1, (80, 4)) for _ in range(3)]
+    other = "final_rho" if compat == "paper" else "per_iteration"
+    base = PBMVBoostClassifier(n_estimators=15, compat=compat, random_state=0).fit(Xs, y)
+    direct = PBMVBoostClassifier(n_estimators=15, compat=compat, vote=other, random_state=0)
+    direct.fit(Xs, y)
+    switched = base.set_params(vote=other)
+    np.testing.assert_array_equal(switched.decision_function(Xs), direct.decision_function(Xs))
+    for a, b in zip(
+        switched.staged_decision_function(Xs), direct.staged_decision_function(Xs), strict=True
+    ):
+        np.testing.assert_array_equal(a, b)
+    pac = switched.pac_bayes_quantities(Xs, y)
+    assert pac.keys() == direct.pac_bayes_.keys()
+    for key, value in direct.pac_bayes_.items():
+        np.testing.assert_array_equal(pac[key], value)
+    with pytest.raises(ValueError, match="vote must be one of"):
+        base.set_params(vote="nope").decision_function(Xs)

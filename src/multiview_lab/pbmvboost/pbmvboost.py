@@ -115,9 +115,11 @@ class PBMVBoostClassifier(BaseMultiviewBoosting):
         Maximiser of step 8: SLSQP [paper, Sect. 5.2] (default) or exact vertex enumeration (B12b).
     vote : {"per_iteration", "final_rho"} or None
         Final vote: ``sum_t sum_v rho_v^t Q_v^t h_v^t`` (B7b; paper-mode default), or the literal
-        ``sum_v rho_v^T sum_t c_v^t h_v^t`` (B7; reference default).
+        ``sum_v rho_v^T sum_t c_v^t h_v^t`` (B7; reference default). Training does not depend
+        on it: it may be changed on a fitted model with ``set_params`` (see ``_vote_options``).
     vote_weights : {"raw", "normalized"} or None
-        ``c = Q`` or ``c = q`` in the "final_rho" vote (B7). Default "raw".
+        ``c = Q`` or ``c = q`` in the "final_rho" vote (B7). Default "raw". Prediction-time,
+        like ``vote``.
     tie_label : {-1, 1}, default=-1
         Label (in the {-1, +1} coding, -1 = ``classes_[0]``) predicted when the score is 0.
     optimize_rho : bool, default=True
@@ -186,6 +188,9 @@ class PBMVBoostClassifier(BaseMultiviewBoosting):
     >>> bool(clf.score(Xs, y) > 0.8)
     True
     """
+
+    # Parameters read at prediction time only (see ``_vote_options``).
+    _PREDICTION_PARAMS = ("vote", "vote_weights")
 
     def __init__(
         self,
@@ -368,6 +373,25 @@ class PBMVBoostClassifier(BaseMultiviewBoosting):
         self.pac_bayes_ = pac_bayes_quantities(rho, m, y)
 
     # -- the final vote ----------------------------------------------------------------------
+    def _vote_options(self):
+        """``(vote, vote_weights)`` read from the current parameters (compat defaults for None).
+
+        Training does not depend on them: they are read when a vote is computed, so
+        ``set_params(vote=...)`` on a fitted model switches the final vote without refitting
+        (as :class:`~sklearn.neighbors.KNeighborsClassifier` reads ``n_neighbors`` at predict
+        time). ``resolved_params_`` and ``pac_bayes_`` keep the values of the fit.
+        """
+        compat = getattr(self, "resolved_params_", {}).get("compat", self.compat)
+        defaults = _COMPAT_DEFAULTS[compat]
+        out = []
+        for name in ("vote", "vote_weights"):
+            value = getattr(self, name)
+            value = defaults[name] if value is None else value
+            if value not in _CHOICES[name]:
+                raise ValueError(f"{name} must be one of {_CHOICES[name]}; got {value!r}.")
+            out.append(value)
+        return tuple(out)
+
     def _staged_sums(self, P):
         """Running sums of the vote after each iteration t (updated in place, not copied).
 
@@ -376,7 +400,7 @@ class PBMVBoostClassifier(BaseMultiviewBoosting):
         vote (B7). Every consumer of the sums reads these same running sums, so the stages of
         :meth:`_staged_votes`, :meth:`_staged_scores` and :meth:`_final_vote` agree bit for bit.
         """
-        per_iteration = self._opts["vote"] == "per_iteration"
+        per_iteration = self._vote_options()[0] == "per_iteration"
         V, m_samples = P.shape[1], P.shape[2]
         A = np.zeros((V, m_samples))
         W = np.zeros(V)
@@ -402,9 +426,10 @@ class PBMVBoostClassifier(BaseMultiviewBoosting):
         if not pos.all():
             m[~pos] = P[: t + 1, ~pos].sum(axis=0, dtype=float) / (t + 1)
         rho_t = self.rho_history_[t]
-        if self._opts["vote"] == "per_iteration":
+        vote, vote_weights = self._vote_options()
+        if vote == "per_iteration":
             return _normalise(W), m, A.sum(axis=0)
-        if self._opts["vote_weights"] == "raw":
+        if vote_weights == "raw":
             return _normalise(rho_t * W), m, rho_t @ A
         return rho_t, m, rho_t @ m
 
@@ -420,8 +445,8 @@ class PBMVBoostClassifier(BaseMultiviewBoosting):
 
     def _staged_scores(self, P):
         """The score of :meth:`_vote_at` after each iteration, without the normalised votes."""
-        per_iteration = self._opts["vote"] == "per_iteration"
-        raw = self._opts["vote_weights"] == "raw"
+        vote, vote_weights = self._vote_options()
+        per_iteration, raw = vote == "per_iteration", vote_weights == "raw"
         for t, A, W in self._staged_sums(P):
             if per_iteration:
                 yield A.sum(axis=0)

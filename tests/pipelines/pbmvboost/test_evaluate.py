@@ -81,3 +81,65 @@ def test_unknown_method_option_is_a_clear_error(views):
         evaluate_methods(views, draws, bad, protocol)
     with pytest.raises(ValueError, match="No method"):
         evaluate_methods(views, draws, {}, protocol)
+
+
+def _protocol(**extra):
+    base = {"datasets": ["SYN"], "tasks": [0, 1], "n_train": [60], "n_draws": 2, "seed": 3}
+    return {**base, "n_jobs": 1, **extra}
+
+
+def test_a_reading_scores_like_a_model_fitted_with_its_options(views):
+    """A reading re-scores the fitted model with prediction-time options: same rows as a
+    method fitted with those options (everything but the shared fit time)."""
+    params = {"n_estimators": 5, "max_depth": 2}
+    shared = {
+        "PB": {
+            "estimator": "PBMVBoostClassifier",
+            "params": params,
+            "readings": {"PB-final": {"vote": "final_rho"}},
+        }
+    }
+    separate = {
+        "PB": {"estimator": "PBMVBoostClassifier", "params": params},
+        "PB-final": {"estimator": "PBMVBoostClassifier", "params": {**params, "vote": "final_rho"}},
+    }
+    draws = draw_training_samples(views, _protocol())
+    a = evaluate_methods(views, draws, shared, _protocol())[0]
+    b = evaluate_methods(views, draws, separate, _protocol())[0]
+    keys = ["method", "task", "draw"]
+    a, b = a.sort_values(keys, ignore_index=True), b.sort_values(keys, ignore_index=True)
+    cols = [c for c in b.columns if c != "fit_time_s"]
+    pd.testing.assert_frame_equal(a[cols], b[cols])
+    assert (a[a["method"] == "PB"]["accuracy"].to_numpy() != 0).all()
+
+
+def test_readings_reject_training_options_and_name_clashes(views):
+    draws = draw_training_samples(views, _protocol())
+    bad = {"PB": {**METHODS["PB-MVBoost"], "readings": {"PB-deep": {"max_depth": 4}}}}
+    with pytest.raises(ValueError, match="only the prediction-time parameters"):
+        evaluate_methods(views, draws, bad, _protocol())
+    clash = {**METHODS, "PB-MVBoost": {**METHODS["PB-MVBoost"], "readings": {"MVBoost": {}}}}
+    with pytest.raises(ValueError, match="repeat a method"):
+        evaluate_methods(views, draws, clash, _protocol())
+
+
+def test_unit_cache_resumes_and_recomputes_on_change(views, tmp_path, monkeypatch):
+    """With cache_dir, finished units are stored; a second run loads them (no refit) and gives
+    the same tables; other settings are not served from the cache."""
+    from multiview_lab.pipelines.pbmvboost import nodes
+
+    protocol = _protocol(cache_dir=str(tmp_path / "cache"), n_jobs=1)
+    draws = draw_training_samples(views, protocol)
+    r1, t1, _ = evaluate_methods(views, draws, METHODS, protocol)
+    assert len(list((tmp_path / "cache").glob("*.joblib"))) == len(draws) * len(METHODS)
+    assert not list((tmp_path / "cache").glob("*.tmp"))
+    calls = []
+    original = nodes._fit_and_score
+    monkeypatch.setattr(nodes, "_fit_and_score", lambda *a: calls.append(a) or original(*a))
+    r2, t2, _ = evaluate_methods(views, draws, METHODS, protocol)
+    assert calls == []  # every unit came from the cache
+    pd.testing.assert_frame_equal(r1, r2)
+    pd.testing.assert_frame_equal(t1, t2)
+    changed = {**METHODS, "MVBoost": {**METHODS["MVBoost"], "params": {"n_estimators": 3}}}
+    evaluate_methods(views, draws, changed, protocol)
+    assert len(calls) == len(draws)  # only the changed method was refitted

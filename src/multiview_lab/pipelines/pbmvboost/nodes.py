@@ -9,8 +9,10 @@ task, draw) and scored on the 10,000 test images (``07_model_output``) -> shared
 
 from __future__ import annotations
 
+import copy
 import logging
 import time
+from pathlib import Path
 from typing import Any
 
 import matplotlib
@@ -22,7 +24,15 @@ import pandas as pd  # noqa: E402
 from joblib import delayed  # noqa: E402
 
 from multiview_lab.data.mnist import extract_views  # noqa: E402
-from multiview_lab.evaluation import build_estimator, run_units, stable_seed  # noqa: E402
+from multiview_lab.evaluation import (  # noqa: E402
+    array_fingerprint,
+    build_estimator,
+    cached_call,
+    run_units,
+    source_fingerprint,
+    stable_seed,
+    unit_key,
+)
 from multiview_lab.pbmvboost.metrics import binary_scores  # noqa: E402
 
 logger = logging.getLogger(__name__)
@@ -96,8 +106,10 @@ def draw_training_samples(views: dict[str, Any], protocol: dict[str, Any]) -> pd
     for name in protocol["datasets"]:
         if name not in views:
             raise ValueError(f"Unknown data set {name!r}; built: {sorted(views)}.")
-        y = views[name]["y_train"]
-        for n in protocol["n_train"]:
+    # n outermost: units run in this order, so the first size listed is complete first.
+    for n in protocol["n_train"]:
+        for name in protocol["datasets"]:
+            y = views[name]["y_train"]
             if not 2 <= n <= y.shape[0]:
                 raise ValueError(f"n_train={n} must lie in [2, {y.shape[0]}].")
             for task in protocol["tasks"]:
@@ -140,7 +152,12 @@ def _fit_and_score(
     tie_policy: str,
     keep_model: bool,
 ) -> dict[str, Any]:
-    """Fit one method on one training draw and score it on the test set."""
+    """Fit one method on one training draw and score it on the test set.
+
+    Each entry of ``spec["readings"]`` (name -> parameters) is scored as a method of its own
+    from the same fitted model with those prediction-time parameters changed (e.g. PB-MVBoost's
+    ``vote``): training does not depend on them, so refitting would give the same model.
+    """
     model = build_estimator(spec, random_state=unit["seed"])
     divisor = float(spec.get("input_divisor", 1.0))
     if divisor != 1.0:  # e.g. pixels / 255 for SVMs (spec Sect. 5.2); trees see raw pixels
@@ -154,10 +171,27 @@ def _fit_and_score(
     pac = getattr(model, "pac_bayes_", None)
     if pac:
         row.update({f"train_{k}": float(v) for k, v in pac.items() if np.ndim(v) == 0})
+    rows = [row]
+    for reading, params in (spec.get("readings") or {}).items():
+        allowed = getattr(model, "_PREDICTION_PARAMS", ())
+        other = sorted(set(params) - set(allowed))
+        if other:
+            raise ValueError(
+                f"Reading {reading!r} of {unit['method']!r} sets {other}: only the "
+                f"prediction-time parameters {list(allowed)} of {type(model).__name__} can "
+                "change on a fitted model; register it as a method of its own instead."
+            )
+        variant = copy.copy(model).set_params(**params)
+        scores = binary_scores(y_test, variant.decision_function(Xs_test), tie_policy=tie_policy)
+        extra = {**unit, "method": reading, **scores, "fit_time_s": fit_time}
+        if hasattr(variant, "pac_bayes_quantities"):
+            pac = variant.pac_bayes_quantities(Xs_train, y_train)
+            extra.update({f"train_{k}": float(v) for k, v in pac.items() if np.ndim(v) == 0})
+        rows.append(extra)
     trajectory = None
     if spec.get("trajectory") and hasattr(model, "staged_decision_function"):
         trajectory = _trajectory(model, unit, Xs_train, y_train, Xs_test, y_test, tie_policy)
-    return {"row": row, "trajectory": trajectory, "model": model if keep_model else None}
+    return {"rows": rows, "trajectory": trajectory, "model": model if keep_model else None}
 
 
 def _trajectory(model, unit, Xs_train, y_train, Xs_test, y_test, tie_policy) -> pd.DataFrame:
@@ -200,7 +234,13 @@ def evaluate_methods(
     A method spec holds ``estimator`` (a name of :mod:`multiview_lab.estimators` or a dotted
     path) and ``params``, and optionally ``trajectory: true`` (record per-iteration scores and
     the training C-bound, Figure 4), ``tie_policy`` (``"error"`` or ``"drop"``, default from the
-    protocol) and ``input_divisor`` (divide the pixels, e.g. by 255 for SVMs).
+    protocol), ``input_divisor`` (divide the pixels, e.g. by 255 for SVMs) and ``readings``
+    (name -> prediction-time parameters: more rows scored from the same fitted model).
+
+    With ``protocol.cache_dir`` set, every finished unit is stored there (see
+    :func:`multiview_lab.evaluation.cached_call`), keyed by the unit, its training indices, the
+    data set's arrays, the method spec and the package's source code: an interrupted run
+    resumes where it stopped, and a change of code, data or settings recomputes.
 
     Returns
     -------
@@ -215,7 +255,21 @@ def evaluate_methods(
     """
     if not methods:
         raise ValueError("No method registered under pbmvboost.methods.")
+    readings = [r for spec in methods.values() for r in (spec.get("readings") or {})]
+    clash = sorted({r for r in readings if r in methods or readings.count(r) > 1})
+    if clash:
+        raise ValueError(f"Reading name(s) {clash} repeat a method or another reading.")
     log_models = protocol.get("log_models", {}) or {}
+    cache_dir = protocol.get("cache_dir")
+    fingerprints = {}
+    if cache_dir:
+        code = source_fingerprint()
+        for name in draws["dataset"].unique():
+            v = views[name]
+            fingerprints[name] = array_fingerprint(
+                *v["X_train"], *v["X_test"], v["y_train"], v["y_test"]
+            )
+        cached = 0
     jobs = []
     for _, d in draws.iterrows():
         data = views[d["dataset"]]
@@ -238,13 +292,32 @@ def evaluate_methods(
                 and unit["n_train"] == log_models.get("n_train", unit["n_train"])
             )
             tie_policy = spec.get("tie_policy", protocol.get("tie_policy", "error"))
+            key = None
+            if cache_dir:
+                key = unit_key(
+                    unit, spec, tie_policy, keep, fingerprints[d["dataset"]],
+                    array_fingerprint(idx), code,
+                )  # fmt: skip
+                cached += (Path(cache_dir) / f"{key}.joblib").exists()
             jobs.append(
-                delayed(_fit_and_score)(
-                    unit, spec, Xs_train, y_train, data["X_test"], y_test, tie_policy, keep
+                delayed(cached_call)(
+                    cache_dir if cache_dir else None,
+                    key,
+                    _fit_and_score,
+                    unit,
+                    spec,
+                    Xs_train,
+                    y_train,
+                    data["X_test"],
+                    y_test,
+                    tie_policy,
+                    keep,
                 )
             )
+    if cache_dir:
+        logger.info("%d of %d units already in the cache %s.", cached, len(jobs), cache_dir)
     outputs = run_units(jobs, n_jobs=protocol.get("n_jobs", 1), label="pbmvboost evaluation")
-    results = pd.DataFrame([o["row"] for o in outputs])
+    results = pd.DataFrame([row for o in outputs for row in o["rows"]])
     trajectories = [o["trajectory"] for o in outputs if o["trajectory"] is not None]
     trajectories = (
         pd.concat(trajectories, ignore_index=True)
@@ -252,8 +325,8 @@ def evaluate_methods(
         else pd.DataFrame(columns=["dataset", "method", "iteration"])
     )
     models = {
-        f"{o['row']['method']}_{o['row']['dataset']}_digit{o['row']['task']}"
-        f"_draw{o['row']['draw']}".replace(" ", "_"): o["model"]
+        f"{o['rows'][0]['method']}_{o['rows'][0]['dataset']}_digit{o['rows'][0]['task']}"
+        f"_draw{o['rows'][0]['draw']}".replace(" ", "_"): o["model"]
         for o in outputs
         if o["model"] is not None
     }
