@@ -152,3 +152,14 @@ def test_cached_call_stores_atomically_and_recomputes_a_damaged_entry(tmp_path):
     assert cached_call(tmp_path, key, work, 4)["x"] == 4 and calls == [4, 4]
     assert [p.name for p in tmp_path.iterdir()] == [f"{key}.joblib"]
     assert cached_call(None, key, work, 5)["x"] == 5 and calls == [4, 4, 5]
+
+
+def test_source_fingerprint_covers_the_named_code_only():
+    from multiview_lab.evaluation import source_fingerprint
+
+    pb = source_fingerprint("multiview_lab.pbmvboost")
+    assert pb == source_fingerprint("multiview_lab.pbmvboost")
+    assert pb != source_fingerprint("multiview_lab.miml")
+    assert source_fingerprint("multiview_lab.evaluation") != source_fingerprint(
+        "multiview_lab.utils"
+    )

@@ -109,13 +109,21 @@ def run_units(jobs: Sequence, n_jobs: int = 1, label: str = "evaluation") -> lis
 
 
 @cache
-def source_fingerprint(package: str = "multiview_lab") -> str:
-    """Digest of the Python sources of ``package``: any change to the code changes it."""
-    root = Path(importlib.import_module(package).__file__).parent
+def source_fingerprint(*modules: str) -> str:
+    """Digest of the Python sources of ``modules`` (packages: every ``.py`` file under them)
+    and of the numpy, scipy and scikit-learn versions: a change to that code changes it.
+    Without arguments, the whole ``multiview_lab`` package."""
+    import scipy
+    import sklearn
+
     digest = hashlib.blake2b(digest_size=16)
-    for path in sorted(root.rglob("*.py")):
-        digest.update(str(path.relative_to(root)).encode())
-        digest.update(path.read_bytes())
+    digest.update(f"{np.__version__} {scipy.__version__} {sklearn.__version__}".encode())
+    for name in modules or ("multiview_lab",):
+        path = Path(importlib.import_module(name).__file__)
+        files = sorted(path.parent.rglob("*.py")) if path.name == "__init__.py" else [path]
+        for file in files:
+            digest.update(f"{name}:{file.relative_to(path.parent)}".encode())
+            digest.update(file.read_bytes())
     return digest.hexdigest()
 
 

@@ -37,6 +37,15 @@ from multiview_lab.pbmvboost.metrics import binary_scores  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
+# The code a unit's result depends on (the key of the unit cache, see evaluate_methods).
+_CODE_OF_A_UNIT = (
+    "multiview_lab.pbmvboost",
+    "multiview_lab.utils",
+    "multiview_lab.evaluation",
+    "multiview_lab.estimators",
+    __name__,
+)
+
 
 def build_views(mnist: dict[str, np.ndarray], data: dict[str, Any]) -> dict[str, Any]:
     """Cut MNIST into the multiview data sets of the paper (MNIST1, MNIST2).
@@ -239,8 +248,9 @@ def evaluate_methods(
 
     With ``protocol.cache_dir`` set, every finished unit is stored there (see
     :func:`multiview_lab.evaluation.cached_call`), keyed by the unit, its training indices, the
-    data set's arrays, the method spec and the package's source code: an interrupted run
-    resumes where it stopped, and a change of code, data or settings recomputes.
+    data set's arrays, the method spec and the source of the code it runs (``_CODE_OF_A_UNIT``,
+    and the numpy / scipy / scikit-learn versions): an interrupted run resumes where it
+    stopped, and a change of code, data or settings recomputes.
 
     Returns
     -------
@@ -263,7 +273,7 @@ def evaluate_methods(
     cache_dir = protocol.get("cache_dir")
     fingerprints = {}
     if cache_dir:
-        code = source_fingerprint()
+        code = source_fingerprint(*_CODE_OF_A_UNIT)
         for name in draws["dataset"].unique():
             v = views[name]
             fingerprints[name] = array_fingerprint(
