@@ -154,19 +154,23 @@ def draw_training_samples(views: dict[str, Any], protocol: dict[str, Any]) -> pd
 def _fit_and_score(
     unit: dict[str, Any],
     spec: dict[str, Any],
-    Xs_train,
+    X_pool,
+    idx,
     y_train,
     Xs_test,
     y_test,
     tie_policy: str,
     keep_model: bool,
 ) -> dict[str, Any]:
-    """Fit one method on one training draw and score it on the test set.
+    """Fit one method on one training draw (rows ``idx`` of the views ``X_pool``) and score it
+    on the test set. The draw is sliced here, in the worker, so a run of thousands of units
+    never holds all the training samples at once (the pools are shared, memory-mapped).
 
     Each entry of ``spec["readings"]`` (name -> parameters) is scored as a method of its own
     from the same fitted model with those prediction-time parameters changed (e.g. PB-MVBoost's
     ``vote``): training does not depend on them, so refitting would give the same model.
     """
+    Xs_train = [X[idx] for X in X_pool]
     model = build_estimator(spec, random_state=unit["seed"])
     divisor = float(spec.get("input_divisor", 1.0))
     if divisor != 1.0:  # e.g. pixels / 255 for SVMs (spec Sect. 5.2); trees see raw pixels
@@ -284,7 +288,6 @@ def evaluate_methods(
     for _, d in draws.iterrows():
         data = views[d["dataset"]]
         idx = np.asarray(d["indices"], dtype=int)
-        Xs_train = [X[idx] for X in data["X_train"]]
         y_train = np.where(data["y_train"][idx] == d["task"], 1, -1)
         y_test = np.where(data["y_test"] == d["task"], 1, -1)
         for method, spec in methods.items():
@@ -316,7 +319,8 @@ def evaluate_methods(
                     _fit_and_score,
                     unit,
                     spec,
-                    Xs_train,
+                    data["X_train"],
+                    idx,
                     y_train,
                     data["X_test"],
                     y_test,
