@@ -13,14 +13,21 @@ project needs, all from the main process, so they work under every runner:
   as artefacts, ``metadata: {mlflow: metrics}`` as
   metrics (a flat ``dict[str, float]``), ``metadata: {mlflow: model}`` as MLflow scikit-learn
   models (a single estimator, or a ``dict`` name -> estimator); then mark the run FINISHED;
-* ``on_pipeline_error`` (and any failure while logging): mark the run FAILED.
+* ``on_pipeline_error`` (and any failure while logging): mark the run FAILED;
+* a run interrupted by Ctrl-C or ``SIGTERM`` (which Kedro's error hook does not see) is marked
+  KILLED with the reason as a tag, instead of staying RUNNING or being closed as FINISHED by
+  MLflow's own exit handler. Only ``SIGKILL`` leaves a run RUNNING.
 """
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import logging
 import os
 import platform
+import signal
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -63,6 +70,11 @@ def _trusted_types(model: Any) -> list[str]:
     return untrusted
 
 
+def _exit_on_sigterm(signum, frame) -> None:
+    """Turn SIGTERM into ``SystemExit`` so that exit handlers run (the default just dies)."""
+    raise SystemExit(128 + signum)
+
+
 class MlflowHooks:
     """Project hooks that track each Kedro run in MLflow (see the module docstring)."""
 
@@ -71,6 +83,31 @@ class MlflowHooks:
         self._catalog = None
         self._project_path: Path | None = None
         self._config: dict[str, Any] = {}
+        self._previous_sigterm = None
+
+    def _watch_interruptions(self) -> None:
+        # Registered after mlflow's own exit handler, so it runs first (atexit is LIFO).
+        atexit.register(self._end_interrupted_run)
+        if threading.current_thread() is threading.main_thread():
+            self._previous_sigterm = signal.signal(signal.SIGTERM, _exit_on_sigterm)
+
+    def _stop_watching(self) -> None:
+        atexit.unregister(self._end_interrupted_run)
+        if self._previous_sigterm is not None:
+            with contextlib.suppress(ValueError):  # not in the main thread
+                signal.signal(signal.SIGTERM, self._previous_sigterm)
+            self._previous_sigterm = None
+
+    def _end_interrupted_run(self) -> None:
+        """At interpreter exit with the run still open: the pipeline never ended; mark KILLED."""
+        if self._run_id is None:
+            return
+        import mlflow
+
+        with contextlib.suppress(Exception):
+            mlflow.set_tag("error", "interrupted (KeyboardInterrupt or SIGTERM) before the end")
+            mlflow.end_run(status="KILLED")
+        self._run_id = None
 
     @hook_impl
     def after_context_created(self, context) -> None:
@@ -130,6 +167,7 @@ class MlflowHooks:
             },
         )
         self._run_id = run.info.run_id
+        self._watch_interruptions()
         params: dict[str, str] = {"kedro.env": env}
         for name in sorted(pipeline.inputs()):
             if name.startswith("params:"):
@@ -159,9 +197,11 @@ class MlflowHooks:
             logger.exception("Logging to MLflow failed; marking run %s FAILED.", self._run_id)
             mlflow.end_run(status="FAILED")
             self._run_id = None
+            self._stop_watching()
             raise
         mlflow.end_run(status="FINISHED")
         self._run_id = None
+        self._stop_watching()
 
     @hook_impl
     def on_pipeline_error(self, error, run_params, pipeline, catalog) -> None:
@@ -173,6 +213,7 @@ class MlflowHooks:
         mlflow.end_run(status="FAILED")
         logger.info("MLflow run %s marked FAILED.", self._run_id)
         self._run_id = None
+        self._stop_watching()
 
     def _log_outputs(self, mlflow, pipeline, catalog) -> None:
         for name in sorted(pipeline.all_outputs()):

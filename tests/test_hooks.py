@@ -1,0 +1,57 @@
+"""MLflow hooks: a run interrupted by SIGTERM or Ctrl-C ends KILLED, not RUNNING or FINISHED.
+
+Real processes and a real SQLite store: the child starts a run through the project hooks and
+is then interrupted the way a user or a scheduler would interrupt ``kedro run``.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import mlflow
+import pytest
+
+CHILD = textwrap.dedent(
+    """
+    import os, signal, sys, time
+    from pathlib import Path
+    from multiview_lab.hooks import MlflowHooks
+
+    class Pipeline:
+        def inputs(self):
+            return set()
+
+    hooks = MlflowHooks()
+    hooks._project_path = Path.cwd()
+    hooks.before_pipeline_run({"pipeline_names": ["interrupted"], "run_id": "x"}, Pipeline(), {})
+    print("started", flush=True)
+    if sys.argv[1] == "sigterm":
+        os.kill(os.getpid(), signal.SIGTERM)
+    else:
+        raise KeyboardInterrupt
+    time.sleep(30)
+    """
+)
+
+
+@pytest.mark.parametrize("how", ["sigterm", "keyboard"])
+def test_interrupted_run_is_marked_killed(tmp_path, how):
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    env = {**os.environ, "MLFLOW_TRACKING_URI": uri}
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD, how],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert "started" in proc.stdout, proc.stderr
+    # SIGTERM exits with 128 + 15; an uncaught KeyboardInterrupt re-raises SIGINT (-2)
+    assert proc.returncode == (128 + signal.SIGTERM if how == "sigterm" else -signal.SIGINT)
+    mlflow.set_tracking_uri(uri)
+    runs = mlflow.search_runs(experiment_names=["interrupted"], output_format="list")
+    assert [r.info.status for r in runs] == ["KILLED"]
+    assert "interrupted" in runs[0].data.tags["error"]
