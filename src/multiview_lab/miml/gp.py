@@ -23,6 +23,16 @@ How the module is built
   bag and label (or soft-max weights), builds the ``Qn x Qn`` block matrix
   ``[K^f_pq E_p^T K E_q]`` and takes the same dense step (paper Eq. (42)).
 
+* Cost of one EM loop on the low-rank path (the benchmark's default): the Newton steps' CG
+  solves are preconditioned by the Cholesky factor of ``B1`` that the previous loop's M-step
+  statistics needed anyway (~5-10 CG iterations instead of ~45; solution and stopping rule
+  unchanged), warm-started at the previous weights mapped to the new factor ``L`` of ``K^f``
+  (Cholesky, continuous in ``K^f``); the weighted Grams ``P^T W0_s P`` use ``syrk``. The
+  M-step statistics cost one ``Qm x Qm`` Cholesky and one triangular solve per loop.
+* Number of EM loops: the plain map ``K^f -> g(K^f)`` converges linearly (0.988 per loop on
+  scene); by default its iterates are extrapolated by safeguarded Anderson acceleration
+  (option ``em_accel``), which keeps its fixed points and stopping rule.
+
 Both paths share :func:`_dense_newton_step`, the M-step :func:`_m_step` and the
 predictive-variance code. Matrices that are ``Q n``-long vectors in the paper are kept as
 ``(n, Q)`` arrays whose column-major flattening is the paper's label-major order.
@@ -36,6 +46,7 @@ import warnings
 
 import numpy as np
 from scipy import linalg
+from scipy.linalg import blas
 from scipy.sparse.linalg import LinearOperator, cg
 from scipy.special import expit, log_expit
 from sklearn.base import BaseEstimator, clone
@@ -59,6 +70,14 @@ __all__ = ["MIMLGPClassifier", "median_instance_distance", "select_rank"]
 _CG_RTOL = 1e-10
 _MAX_HALVINGS = 10
 _HALVING_RTOL = 1e-12
+# Anderson proposals may lower the Laplace evidence (M5) by at most this fraction of |evidence|
+# below the best value since the last plain M-step (10x this while the plain steps lower the
+# evidence). The EM fixed point is not exactly the evidence maximum, so accelerated iterates
+# overshoot to points above it (measured: 3e-5 |evidence| on scene with 1000 bags, 7e-4 with
+# 300 bags, 1.4e-3 on a toy "special" model) and the way back must not be rejected every time;
+# unguarded, the extrapolation reached spurious singular fixed points on toy problems, 2-3.5
+# nats (5e-2 to 1e-1 |evidence|) below the plain loop's limit.
+_ACCEL_EVIDENCE_RTOL = 1e-3
 
 
 # ----------------------------------------------------------------------------------------------
@@ -77,6 +96,21 @@ def _psd_factor(Kf: np.ndarray) -> np.ndarray:
     """A square factor ``L`` with ``L L^T = K^f`` (eigenvalues clipped at 0; no jitter needed)."""
     lam, U = np.linalg.eigh((Kf + Kf.T) / 2)
     return U * np.sqrt(np.clip(lam, 0.0, None))
+
+
+def _label_factor(Kf: np.ndarray) -> tuple[np.ndarray, bool]:
+    """``L`` with ``L L^T = K^f`` for the low-rank path: the Cholesky factor when ``K^f`` is
+    positive definite, else :func:`_psd_factor`. Returns ``(L, is_cholesky)``.
+
+    Every quantity of the model is invariant under ``L -> L O`` (``O`` orthogonal); the Cholesky
+    factor is preferred because it varies continuously with ``K^f``, so the weights ``U`` and the
+    factor of ``B1`` of one EM loop are good warm start and preconditioner for the next one
+    (eigenvectors can flip sign or rotate between loops).
+    """
+    try:
+        return linalg.cholesky((Kf + Kf.T) / 2, lower=True, check_finite=False), True
+    except np.linalg.LinAlgError:
+        return _psd_factor(Kf), False
 
 
 def _grad_weights(G: np.ndarray, Y: np.ndarray, c: np.ndarray):
@@ -175,8 +209,19 @@ def _b1_operator(P: np.ndarray, L: np.ndarray, w: np.ndarray) -> LinearOperator:
 
 
 def _weighted_grams(P: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """``P^T diag(w_s) P`` for every label ``s``, shape (Q, m, m)."""
-    return np.stack([(P * w[:, s : s + 1]).T @ P for s in range(w.shape[1])])
+    """``P^T diag(w_s) P`` for every label ``s``, shape (Q, m, m).
+
+    ``w >= 0`` (paper Eq. (16)), so each Gram is ``A_s^T A_s`` with ``A_s = diag(w_s)^{1/2} P``: a
+    symmetric rank-k update (BLAS ``syrk``, half the flops of a general product).
+    """
+    m, Q = P.shape[1], w.shape[1]
+    out = np.empty((Q, m, m))
+    sw = np.sqrt(w)
+    for s in range(Q):
+        low = blas.dsyrk(1.0, P * sw[:, s : s + 1], trans=1, lower=1)  # lower triangle only
+        out[s] = low
+        out[s][np.triu_indices(m, 1)] = low.T[np.triu_indices(m, 1)]
+    return out
 
 
 def _b1_dense(P: np.ndarray, L: np.ndarray, w: np.ndarray, Gs=None) -> np.ndarray:
@@ -191,16 +236,29 @@ def _b1_dense(P: np.ndarray, L: np.ndarray, w: np.ndarray, Gs=None) -> np.ndarra
     return B1
 
 
-def _lowrank_newton_step(P, L, w, d, Fsum, U0):
+def _lowrank_newton_step(P, L, w, d, Fsum, U0, precond=None):
     """Newton step of the low-rank path, spec (M3) (= paper Eq. (35)).
 
     ``F_sum,new = (L ⊗ P) B1^{-1} (L ⊗ P)^T (W0 F_sum + d)``; ``B1`` solved by conjugate
-    gradients warm-started at ``U0``. Returns ``(F_sum,new, U)`` with ``F_sum,new = P U L^T``.
+    gradients warm-started at ``U0``. ``precond`` is an optional lower Cholesky factor of a
+    nearby ``B1`` (the one of the previous EM loop, spec Sect. 4 "warm start"): CG is then
+    preconditioned by that ``B1^{-1}``, which changes the iteration count, not the stopping
+    rule (relative residual of ``B1`` itself below ``1e-10``) nor the solution.
+    Returns ``(F_sum,new, U)`` with ``F_sum,new = P U L^T``.
     """
     m, Q = P.shape[1], L.shape[0]
     rhs = _vec(P.T @ (w * Fsum + d) @ L)
     x0 = None if U0 is None else _vec(U0)
-    u, info = cg(_b1_operator(P, L, w), rhs, x0=x0, rtol=_CG_RTOL, atol=0.0, maxiter=10 * m * Q)
+    M = None
+    if precond is not None:
+        M = LinearOperator(
+            (m * Q, m * Q),
+            matvec=lambda r: linalg.cho_solve((precond, True), r, check_finite=False),
+            dtype=np.float64,
+        )
+    u, info = cg(
+        _b1_operator(P, L, w), rhs, x0=x0, rtol=_CG_RTOL, atol=0.0, maxiter=10 * m * Q, M=M
+    )
     if info != 0:  # pragma: no cover - CG on an SPD matrix with this budget converges
         logger.warning("conjugate gradients did not reach rtol=%g (info=%d)", _CG_RTOL, info)
     U = _unvec(u, m, Q)
@@ -232,6 +290,102 @@ def m_step_bound(Kf: np.ndarray, Ht: np.ndarray, nu: float) -> float:
     if sign <= 0:
         return -np.inf
     return float(-0.5 * nu * logdet - 0.5 * np.trace(np.linalg.solve(Kf, Ht)))
+
+
+def _sym_logm(K: np.ndarray) -> np.ndarray | None:
+    """Matrix logarithm of a symmetric positive-definite matrix (``None`` if not PD)."""
+    lam, V = np.linalg.eigh((K + K.T) / 2)
+    if not np.all(np.isfinite(lam)) or lam[0] <= 0:
+        return None
+    return (V * np.log(lam)) @ V.T
+
+
+def _sym_expm(X: np.ndarray) -> np.ndarray:
+    """Matrix exponential of a symmetric matrix (symmetric positive definite)."""
+    lam, V = np.linalg.eigh((X + X.T) / 2)
+    K = (V * np.exp(lam)) @ V.T
+    return (K + K.T) / 2
+
+
+class _AndersonEM:
+    """Anderson acceleration of the EM fixed-point map ``K^f -> g(K^f)`` (option ``em_accel``).
+
+    ``g`` is one Laplace E-step followed by the closed-form M-step (32); a fixed point of ``g``
+    (``K^f H K^f = 0``) is what the plain EM loop converges to, and the accelerated loop has the
+    same fixed points and the same stopping rule (relative change of the plain step ``g(K^f)``
+    below ``eps``). Anderson's method (type II, memory ``depth``; Walker & Ni 2011, SIAM J.
+    Numer. Anal. 49:1715) proposes ``x_next = g(x) - dG gamma`` with ``gamma`` the least-squares
+    coefficients that best cancel the current residual ``g(x) - x`` by the last ``depth``
+    residual differences ``dF``: near a fixed point it is a multi-secant quasi-Newton method for
+    ``g(x) = x``. The plain map converges linearly and slowly (rate 0.988 per loop on scene,
+    1000 bags, ``nu = n``: 739 loops to ``eps = 2e-6``); accelerated, 31 loops.
+
+    Iterates are ``x = log K^f`` (symmetric matrix logarithm), so every proposal
+    ``exp(x_next)`` is positive definite. Safeguards (the plain step ``g(K^f)`` is taken
+    instead, and the memory cleared):
+
+    * acceleration starts only once the residual norm has decreased ``warmup`` plain loops in
+      a row (the map contracts; early on, while ``K^f`` grows, it does not);
+    * restart when a residual exceeds ``restart_factor`` times the smallest one since the
+      acceleration started;
+    * a proposal moves no log-eigenvalue by more than ``max_step`` beyond ``g(K^f)`` (the
+      extrapolation is scaled down to that length);
+    * :meth:`MIMLGPClassifier._fit_em` rejects a proposal whose Laplace evidence (M5) falls
+      more than ``1e-3 |evidence|`` below the best one since the last plain step (the plain
+      M-step from the last accepted point is taken instead): this keeps the iterates away from
+      the spurious singular fixed points of the multiplicative update ``K - K H K / nu``,
+      towards which an unguarded secant extrapolation can head when an eigenvalue shrinks
+      (seen on toy problems: evidence 2-3.5 nats below the plain loop's limit). The evidence
+      is not a Lyapunov function of the plain map everywhere (after an overshoot, plain steps
+      lower it on their way to the fixed point), so while the last plain step lowered it the
+      tolerance is ``1e-2 |evidence|``.
+    """
+
+    def __init__(self, depth, *, warmup=2, restart_factor=2.0, max_step=1.0):
+        self.depth = depth
+        self.warmup = warmup
+        self.restart_factor = restart_factor
+        self.max_step = max_step
+        self.reset()
+
+    def reset(self):
+        """Forget the memory; plain steps until the residual decreases ``warmup`` times."""
+        self._g, self._f, self._r = [], [], []
+        self._active, self._best = False, np.inf
+
+    def propose(self, K: np.ndarray, gK: np.ndarray) -> tuple[np.ndarray, bool]:
+        """Next ``K^f`` from the current one and its plain M-step ``gK``: ``(K_next, accelerated)``."""
+        x, gx = _sym_logm(K), _sym_logm(gK)
+        if x is None or gx is None:
+            self.reset()
+            return gK, False
+        f = (gx - x).ravel()
+        rn = float(np.linalg.norm(f))
+        if self._active and rn > self.restart_factor * self._best:
+            self.reset()
+        self._g.append(gx.ravel())
+        self._f.append(f)
+        self._r.append(rn)
+        keep = self.depth + 1
+        self._g, self._f, self._r = self._g[-keep:], self._f[-keep:], self._r[-(self.warmup + 1) :]
+        if not self._active:
+            r = self._r
+            if len(r) <= self.warmup or any(b >= a for a, b in zip(r[:-1], r[1:], strict=False)):
+                return gK, False
+            self._active = True
+        self._best = min(self._best, rn)
+        dF = np.diff(np.array(self._f), axis=0).T  # columns f_{j+1} - f_j
+        dG = np.diff(np.array(self._g), axis=0).T
+        gamma = np.linalg.lstsq(dF, f, rcond=1e-10)[0]
+        step = (dG @ gamma).reshape(K.shape)
+        step = (step + step.T) / 2
+        size = float(np.linalg.norm(step, 2)) if np.all(np.isfinite(step)) else np.inf
+        if not np.isfinite(size):
+            self.reset()
+            return gK, False
+        if size > self.max_step:
+            step *= self.max_step / size
+        return _sym_expm(gx - step), True
 
 
 # ----------------------------------------------------------------------------------------------
@@ -341,6 +495,22 @@ class MIMLGPClassifier(BaseEstimator):
         Newton steps per E-step.
     max_em : int, default=500
         EM loops; a ``UserWarning`` is raised (and ``em_history_`` shows it) if reached.
+    em_accel : {"anderson", "none"}, default="anderson"
+        ``"none"``: the plain EM loop of paper Algorithm 1, ``K^f <- g(K^f)`` with ``g`` = E-step
+        + M-step (32). ``"anderson"``: the same map, its iterates extrapolated by safeguarded
+        Anderson acceleration on ``log K^f`` (:class:`_AndersonEM`). Same fixed points and same
+        stopping rule (relative change of the plain step ``g(K^f)`` below ``eps``), and the
+        returned ``K^f`` is always a plain M-step output; the plain loop converges linearly and
+        slowly. Measured on scene (1000 training bags, ``delta`` = median, ``nu = n``): plain
+        EM needs 739 loops to ``eps = 2e-6`` (and stops unconverged at ``max_em = 500``,
+        ``K^f`` 2.1e-3 away from the converged one in relative Frobenius norm), accelerated 31
+        loops (``nu = m``: 194 vs 26); the accelerated and the converged plain ``K^f`` agree to
+        1.9e-4 (the accelerated one is 2.1e-5, the plain one 2.0e-4 from the fixed point
+        computed with ``eps = 1e-10``) and all five metrics on 500 held-out bags are
+        identical. On toy problems whose ``K^f`` tends to a singular limit (which the plain
+        loop approaches sublinearly) it reaches the same limit much earlier.
+    em_accel_depth : int, default=10
+        Anderson memory (number of residual differences).
     n_mc : int, default=1000
         Monte-Carlo draws for the predictive probabilities (paper Eq. (25)).
     predict_method : {"mc", "quadrature", "probit"}, default="mc"
@@ -374,7 +544,9 @@ class MIMLGPClassifier(BaseEstimator):
         Kernel width used.
     em_history_ : list of dict
         Per EM loop: ``obj`` (spec (M4)), ``evidence`` (spec (M5)), ``kf_change``,
-        ``newton_objs`` (objective after every Newton step).
+        ``newton_objs`` (objective after every Newton step), ``accelerated`` (the loop's
+        ``K^f`` was an Anderson proposal) and ``rejected`` (that proposal was rejected by the
+        evidence safeguard; the next loop restarts from the plain step).
     n_em_iter_ : int
         EM loops run.
     log_marginal_likelihood_ : float
@@ -417,6 +589,8 @@ class MIMLGPClassifier(BaseEstimator):
         eps=2e-6,
         max_newton=100,
         max_em=500,
+        em_accel="anderson",
+        em_accel_depth=10,
         n_mc=1000,
         predict_method="mc",
         threshold=0.5,
@@ -442,6 +616,8 @@ class MIMLGPClassifier(BaseEstimator):
         self.eps = eps
         self.max_newton = max_newton
         self.max_em = max_em
+        self.em_accel = em_accel
+        self.em_accel_depth = em_accel_depth
         self.n_mc = n_mc
         self.predict_method = predict_method
         self.threshold = threshold
@@ -460,6 +636,7 @@ class MIMLGPClassifier(BaseEstimator):
             "low_rank": ("eig", "nystrom", "none"),
             "predict_method": ("mc", "quadrature", "probit"),
             "rank_scores": ("proba", "mean_latent"),
+            "em_accel": ("anderson", "none"),
         }
         for name, allowed in choices.items():
             if getattr(self, name) not in allowed:
@@ -477,7 +654,7 @@ class MIMLGPClassifier(BaseEstimator):
         for name, val in positive.items():
             if not isinstance(val, numbers.Real) or not val > 0:
                 raise ValueError(f"{name} must be a positive number; got {val!r}.")
-        for name in ("max_newton", "max_em", "n_mc"):
+        for name in ("max_newton", "max_em", "em_accel_depth", "n_mc"):
             val = getattr(self, name)
             if not isinstance(val, numbers.Integral) or val < 1:
                 raise ValueError(f"{name} must be a positive integer; got {val!r}.")
@@ -581,35 +758,65 @@ class MIMLGPClassifier(BaseEstimator):
         nu = {"bags": n, "instances": X.shape[0], "rank": self.m_}[self.m_step_norm]
         self.em_history_ = []
         change = np.inf
+        accel = None
+        if self.em_accel == "anderson" and self.fix_Kf != "identity":
+            accel = _AndersonEM(self.em_accel_depth)
+        # K^f is a plain M-step output unless `accelerated`; `origin` = evidence of the point
+        # it is the plain M-step of; `ascending`: the last plain step raised the evidence;
+        # `last` = (g(K^f), evidence) of the last accepted point; `best` = best evidence since
+        # the last plain step
+        accelerated, origin, ascending, last, best = False, None, True, None, -np.inf
         for it in range(self.max_em):
             stats = self._e_step(Kf, state)
+            ev = stats["evidence"]
             Kf_new = _m_step(Kf, stats["H"], nu, self.fix_Kf)
-            if not np.all(np.isfinite(Kf_new)) or np.abs(Kf_new).max() > 1e12:
+            finite = bool(np.all(np.isfinite(Kf_new)) and np.abs(Kf_new).max() <= 1e12)
+            change = np.inf
+            if finite:
+                change = np.linalg.norm(Kf_new - Kf) / max(np.linalg.norm(Kf_new), 1e-300)
+            if not accelerated and origin is not None:
+                ascending = ev >= origin
+            rtol = _ACCEL_EVIDENCE_RTOL if ascending else 10 * _ACCEL_EVIDENCE_RTOL
+            rejected = accelerated and (not finite or ev < best - rtol * abs(best))
+            self.em_history_.append(
+                {
+                    "obj": stats["obj"],
+                    "evidence": ev,
+                    "kf_change": float(change),
+                    "newton_objs": stats["newton_objs"],
+                    "accelerated": accelerated,
+                    "rejected": rejected,
+                }
+            )
+            logger.debug(
+                "EM %d: obj %.6g, evidence %.6g, dKf %.3g%s",
+                it,
+                stats["obj"],
+                stats["evidence"],
+                change,
+                " (accelerated, rejected)" if rejected else " (accelerated)" if accelerated else "",
+            )
+            if rejected:  # back to the plain M-step from the last accepted point
+                accel.reset()
+                Kf, accelerated, origin = last[0], False, last[1]
+                continue
+            if not finite:
                 warnings.warn(
                     "K^f diverged (the Laplace evidence keeps growing with the latent amplitude, "
                     "as on separable data); stopping EM at the last finite K^f.",
                     UserWarning,
                     stacklevel=3,
                 )
+                self.em_history_.pop()
                 change = 0.0
                 break
-            change = np.linalg.norm(Kf_new - Kf) / max(np.linalg.norm(Kf_new), 1e-300)
-            self.em_history_.append(
-                {
-                    "obj": stats["obj"],
-                    "evidence": stats["evidence"],
-                    "kf_change": float(change),
-                    "newton_objs": stats["newton_objs"],
-                }
-            )
-            logger.debug(
-                "EM %d: obj %.6g, evidence %.6g, dKf %.3g",
-                it,
-                stats["obj"],
-                stats["evidence"],
-                change,
-            )
-            Kf = Kf_new
+            last = (Kf_new, ev)
+            best = ev if not accelerated else max(best, ev)
+            if change < self.eps or accel is None or it == self.max_em - 1:
+                Kf, accelerated = Kf_new, False  # the final K^f is always a plain M-step (32)
+            else:
+                Kf, accelerated = accel.propose(Kf, Kf_new)
+            origin = None if accelerated else ev
             if change < self.eps:
                 break
         else:
@@ -733,17 +940,21 @@ class MIMLGPClassifier(BaseEstimator):
 
     def _e_step_lowrank(self, Kf, state):
         Y, c, P = self._Y, self._c, self.P_
-        L = _psd_factor(Kf)
+        L, is_chol = _label_factor(Kf)
+        U0, precond = state["U"], state.get("LB1")
+        if U0 is not None and is_chol:
+            # warm start in the new weight basis: P U0 L^T = P U_old L_old^T (= F_sum,old)
+            U0 = linalg.solve_triangular(L, (U0 @ state["L"].T).T, lower=True).T
 
         def step(x):
             d, w = _grad_weights(x[0], Y, c)
-            return _lowrank_newton_step(P, L, w, d, x[0], x[1])
+            return _lowrank_newton_step(P, L, w, d, x[0], x[1], precond)
 
         def objective(x):
             return -0.5 * float(np.sum(x[1] ** 2)) + _log_lik(x[0], Y, c)
 
-        (Fsum, U), objs = self._newton_loop(step, objective, (state["Fsum"], state["U"]))
-        state["Fsum"], state["U"] = Fsum, U
+        (Fsum, U), objs = self._newton_loop(step, objective, (state["Fsum"], U0))
+        state["Fsum"], state["U"], state["L"] = Fsum, U, L
         d, w = _grad_weights(Fsum, Y, c)
         Gs = _weighted_grams(P, w)
         LB1 = linalg.cholesky(
@@ -760,6 +971,7 @@ class MIMLGPClassifier(BaseEstimator):
         S = S.transpose(1, 0, 2).reshape(Q, -1)
         T = np.diag(w.T @ np.sum(P**2, axis=1)) - S @ S.T
         PtD = P.T @ d
+        state["LB1"] = LB1  # preconditioner of the next E-step's CG solves
         obj = objs[-1]
         return {
             "Fsum": Fsum,
