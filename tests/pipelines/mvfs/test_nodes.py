@@ -11,6 +11,8 @@ from multiview_lab.pipelines.mvfs.nodes import (
     make_splits,
     objective_gap,
     plot_convergence,
+    plot_lam_sensitivity,
+    select_lam,
     standardise_split,
 )
 
@@ -19,8 +21,13 @@ SELECTORS = {
         "estimator": "ADMMMultiviewFeatureSelector",
         "params": {"lam_frac": 0.2, "max_iter": 30},
         "distributed": True,
+        "lam_cv": True,
     },
-    "RFS": {"estimator": "RFSSelector", "params": {"lam_frac": 0.2, "max_iter": 30}},
+    "RFS": {
+        "estimator": "RFSSelector",
+        "params": {"lam_frac": 0.2, "max_iter": 30},
+        "lam_cv": True,
+    },
     "Fisher": {"estimator": "FisherScoreSelector"},
 }
 PROTOCOL = {
@@ -31,6 +38,16 @@ PROTOCOL = {
     "classifiers": {"linear_svm": {}, "1nn": {}},
     "all_features": "All",
     "n_jobs": 1,
+    "blas_threads": 1,
+}
+LAM_CV = {
+    "enabled": True,
+    "fit_with": "RFS",
+    "params": {"max_iter": 20},
+    "grid": [0.01, 1.0, 1000.0],  # 1000 > λ_max: W = 0
+    "folds": 2,
+    "k": None,
+    "classifiers": None,
 }
 
 
@@ -197,3 +214,87 @@ def test_objective_gap_bad_input(fitted):
     with pytest.raises(ValueError, match="same lam"):
         objective_gap(other, {"method": "ADMM", "reference": "RFS"})
     assert isinstance(rankings, pd.DataFrame)
+
+
+# -- λ by inner CV --------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def lam_selected(views, fitted):
+    splits = fitted[0]
+    return select_lam(views, splits, SELECTORS, LAM_CV, PROTOCOL)
+
+
+def test_select_lam_tables_and_metrics(views, fitted, lam_selected):
+    table, chosen, metrics = lam_selected
+    # 2 splits x 3 λ x 2 folds, the criterion and one column per protocol classifier
+    assert len(table) == 2 * 3 * 2
+    assert {"score", "score_linear_svm", "score_1nn", "lam_max", "null_model"} <= set(table)
+    null = table[table["lam"] == 1000.0]
+    assert null["null_model"].all() and np.allclose(null["score"], 1 / 3)  # chance level
+    assert list(chosen.columns) == [
+        "split",
+        "lam",
+        "lam_max",
+        "lam_frac",
+        "score_mean",
+        "score_std",
+    ]
+    assert list(chosen["split"]) == [0, 1]
+    assert set(chosen["lam"]) <= {0.01, 1.0} and (chosen["score_mean"] > 0.6).all()  # chance: 1/3
+    assert np.allclose(chosen["lam_frac"], chosen["lam"] / chosen["lam_max"])
+    for _, row in chosen.iterrows():  # the chosen rows are flagged in the table
+        flagged = table[(table["split"] == row["split"]) & table["chosen"]]
+        assert (flagged["lam"] == row["lam"]).all() and len(flagged) == 2
+    assert set(metrics) == {
+        f"lam_cv/split{s}/{key}" for s in (0, 1) for key in ("lam", "lam_frac", "score")
+    }
+    again = select_lam(views, fitted[0], SELECTORS, LAM_CV, {**PROTOCOL, "n_jobs": 2})
+    assert again[0].drop(columns="fit_time_s").equals(table.drop(columns="fit_time_s"))
+
+
+def test_chosen_lam_reaches_admm_and_rfs_only(views, fitted, lam_selected):
+    splits, rankings, _ = fitted
+    chosen = lam_selected[1]
+    cv_rankings, _ = fit_selectors(views, splits, SELECTORS, {"backend": "local"}, PROTOCOL, chosen)
+    lams = dict(zip(chosen["split"], chosen["lam"], strict=True))
+    for method in ("ADMM", "RFS"):
+        block = cv_rankings[cv_rankings["method"] == method]
+        assert np.allclose(block["lam"], block["split"].map(lams))
+    assert cv_rankings.loc[cv_rankings["method"] == "Fisher", "lam"].isna().all()
+    table, _ = objective_gap(cv_rankings, {"method": "ADMM", "reference": "RFS"})
+    assert np.allclose(table["lam"], table["split"].map(lams))
+    assert set(table["stop_reason_method"]) <= {"max_iter", "objective", "residuals"}
+    # without a chosen λ (CV disabled) the params' lam_frac is used, as in the fixture
+    fixed = rankings[rankings["method"] == "RFS"]
+    assert not np.allclose(fixed["lam"], fixed["split"].map(lams))
+    with pytest.raises(ValueError, match=r"split\(s\) \[1\]"):
+        fit_selectors(views, splits, SELECTORS, {"backend": "local"}, PROTOCOL, chosen.iloc[:1])
+
+
+def test_select_lam_disabled_and_bad_config(views, fitted):
+    splits = fitted[0]
+    for off in (None, {**LAM_CV, "enabled": False}):
+        table, chosen, metrics = select_lam(views, splits, SELECTORS, off, PROTOCOL)
+        assert table.empty and chosen.empty and metrics == {}
+        rankings, _ = fit_selectors(
+            views, splits, SELECTORS, {"backend": "local"}, PROTOCOL, chosen
+        )
+        assert np.allclose(
+            rankings.loc[rankings["method"] == "RFS", "lam"],
+            fitted[1].loc[fitted[1]["method"] == "RFS", "lam"],
+        )
+        assert len(plot_lam_sensitivity(table, chosen).axes) == 1
+    with pytest.raises(ValueError, match="fit_with"):
+        select_lam(views, splits, SELECTORS, {**LAM_CV, "fit_with": "nope"}, PROTOCOL)
+    with pytest.raises(ValueError, match="lam_cv.classifiers"):
+        select_lam(views, splits, SELECTORS, {**LAM_CV, "classifiers": {"rf": {}}}, PROTOCOL)
+    with pytest.raises(ValueError, match="grid is empty"):
+        select_lam(views, splits, SELECTORS, {**LAM_CV, "grid": []}, PROTOCOL)
+    with pytest.raises(ValueError, match="smallest class"):
+        select_lam(views, splits, SELECTORS, {**LAM_CV, "folds": 11}, PROTOCOL)
+
+
+def test_lam_sensitivity_figure(lam_selected):
+    table, chosen, _ = lam_selected
+    fig = plot_lam_sensitivity(table, chosen)
+    assert len(fig.axes) == 3  # criterion, linear_svm, 1nn
+    assert all(ax.get_xscale() == "log" for ax in fig.axes)

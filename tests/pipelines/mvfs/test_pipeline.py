@@ -42,8 +42,21 @@ def test_catalog_outputs(local_project):
     assert list(summary.columns[:5]) == ["dataset", "method", "classifier", "k", "accuracy_mean"]
     gap = pd.read_csv(out / "08_reporting/mvfs/objective_gap.csv")
     assert gap["rel_gap"].notna().all() and (gap["n_iter_method"] == 15).all()
-    for png in ("convergence.png", "figures/accuracy_vs_k.png", "figures/training_time.png"):
+    for png in (
+        "convergence.png",
+        "lam_sensitivity.png",
+        "figures/accuracy_vs_k.png",
+        "figures/training_time.png",
+    ):
         assert (out / "08_reporting/mvfs" / png).stat().st_size > 10_000
+    # λ by inner CV (smoke: 3 λ x 2 folds, 1-NN): the chosen λ reaches the ADMM and RFS
+    chosen = pd.read_csv(out / "08_reporting/mvfs/lam_chosen.csv")
+    assert list(chosen["split"]) == [0] and chosen["lam"].iloc[0] in (1.0, 100.0)
+    table = pd.read_csv(out / "07_model_output/mvfs/lam_cv.csv")
+    assert len(table) == 3 * 2 and table.loc[table["lam"] == 1000.0, "null_model"].all()
+    rankings = pd.read_parquet(out / "07_model_output/mvfs/rankings.parquet").set_index("method")
+    assert rankings.loc[["ADMM-MVFS", "RFS"], "lam"].eq(chosen["lam"].iloc[0]).all()
+    assert gap["lam"].iloc[0] == chosen["lam"].iloc[0]
     histories = pd.read_csv(out / "07_model_output/mvfs/histories.csv")
     assert set(histories["method"]) == {"ADMM-MVFS", "RFS"}
 
@@ -54,8 +67,15 @@ def test_mlflow_run_finished_with_metrics_and_artifacts(local_project):
     assert run.data.params["mvfs.protocol.n_splits"] == "1"
     assert "mfeat/ADMM-MVFS/linear_svm/10/accuracy_mean" in run.data.metrics
     assert "objective_gap/rel_gap_mean" in run.data.metrics
+    assert run.data.metrics["lam_cv/split0/lam"] in (1.0, 100.0)
+    assert {"lam_cv/split0/lam_frac", "lam_cv/split0/score"} <= set(run.data.metrics)
     artifacts = {a.path for a in client.list_artifacts(run.info.run_id, "08_reporting/mvfs")}
-    assert {"08_reporting/mvfs/summary.csv", "08_reporting/mvfs/convergence.png"} <= artifacts
+    assert {
+        "08_reporting/mvfs/summary.csv",
+        "08_reporting/mvfs/convergence.png",
+        "08_reporting/mvfs/lam_chosen.csv",
+        "08_reporting/mvfs/lam_sensitivity.png",
+    } <= artifacts
 
 
 def test_dask_backend_selects_the_same_features(local_project, dask_project):

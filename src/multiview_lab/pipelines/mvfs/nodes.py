@@ -1,12 +1,15 @@
 """Nodes of the ``mvfs`` pipeline (ADMM-MVFS spec §6.2, "project protocol").
 
 Data flow: raw mfeat (six views, ``01_raw``) -> the selected views (``03_primary``) -> seeded
-stratified train/test splits (``05_model_input``) -> every selector registered under
-``mvfs.selectors`` fitted once per split on the training rows, z-scored with statistics of the
-training rows only (``07_model_output``: rankings, ADMM/RFS convergence histories) -> the top-k
-features of each ranking evaluated with a linear SVM and 1-NN for every k of the grid (results
-table) -> shared reporting (accuracy vs k, training time), the convergence figure and the
-objective gap between the ADMM and centralised RFS at the same λ (``08_reporting``).
+stratified train/test splits (``05_model_input``) -> λ chosen per split by inner stratified CV on
+the training rows (``mvfs.lam_cv``; table of inner-CV scores, chosen λ, sensitivity figure) ->
+every selector registered under ``mvfs.selectors`` fitted once per split on the training rows,
+z-scored with statistics of the training rows only, the selectors flagged ``lam_cv: true`` (the
+ADMM and RFS) with the split's chosen λ (``07_model_output``: rankings, ADMM/RFS convergence
+histories) -> the top-k features of each ranking evaluated with a linear SVM and 1-NN for every k
+of the grid (results table) -> shared reporting (accuracy vs k, training time), the convergence
+figure and the objective gap between the ADMM and centralised RFS at the same λ
+(``08_reporting``).
 
 The ADMM's execution backend comes from ``mvfs.execution`` (``backend: local | dask``,
 ``scheduler_address``): with ``dask`` one ``distributed.Client`` serves the whole node (a
@@ -30,8 +33,10 @@ from joblib import delayed  # noqa: E402
 from sklearn.model_selection import GridSearchCV, train_test_split  # noqa: E402
 from sklearn.neighbors import KNeighborsClassifier  # noqa: E402
 from sklearn.svm import LinearSVC  # noqa: E402
+from threadpoolctl import threadpool_limits  # noqa: E402
 
 from multiview_lab.evaluation import build_estimator, run_units, stable_seed  # noqa: E402
+from multiview_lab.mvfs import cross_validate_lam, lam_max  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
@@ -121,6 +126,183 @@ def standardise_split(Xs, train_idx, test_idx) -> tuple[list[np.ndarray], list[n
     return train, test
 
 
+# -- λ by inner cross-validation ----------------------------------------------------------------
+LAM_CV_COLUMNS = ["split", "lam", "fold", "score", "lam_max", "null_model", "fit_time_s", "chosen"]
+LAM_CHOSEN_COLUMNS = ["split", "lam", "lam_max", "lam_frac", "score_mean", "score_std"]
+
+
+def _lam_cv_enabled(lam_cv: dict[str, Any] | None) -> bool:
+    return bool(lam_cv) and bool(lam_cv.get("enabled", True))
+
+
+def select_lam(
+    views: dict[str, Any],
+    splits: pd.DataFrame,
+    selectors: dict[str, dict[str, Any]],
+    lam_cv: dict[str, Any] | None,
+    protocol: dict[str, Any],
+) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, float]]:
+    """λ by inner stratified cross-validation on the training rows of every split (spec §6.2).
+
+    Calls :func:`multiview_lab.mvfs.cross_validate_lam` once per split on the views z-scored with
+    the split's training statistics. ``lam_cv`` holds:
+
+    * ``enabled`` (default true; false or a null section: nothing is run, the selectors keep the
+      ``lam`` / ``lam_frac`` of their params and the outputs are empty);
+    * ``fit_with``: the name of the selector (an entry of ``mvfs.selectors``, fitted with its
+      params updated by ``lam_cv.params``, always in-process) fitted on the inner folds;
+    * ``grid`` (λ values), ``folds`` (stratified, shuffled with the split's seed);
+    * ``k`` (int or list; null: ``protocol.k_grid``) and ``classifiers`` (same format as
+      ``protocol.classifiers``; null: those of the protocol): the criterion is the held-out
+      accuracy averaged over the classifiers and k, then over the folds; ties go to the largest λ.
+
+    The selectors flagged ``lam_cv: true`` in ``mvfs.selectors`` are then fitted with the split's
+    chosen λ by :func:`fit_selectors`.
+
+    Returns
+    -------
+    table : DataFrame
+        One row per (split, λ, fold): ``split, lam, fold, score, score_<classifier>..., lam_max,
+        null_model, fit_time_s, chosen`` (``lam_max`` of the fold's training part; ``null_model``:
+        λ ≥ λ_max, not fitted, majority-class score).
+    chosen : DataFrame
+        One row per split: ``split, lam, lam_max, lam_frac, score_mean, score_std`` (``lam_max``
+        of the whole training split, the one the final fits see; ``lam_frac = lam / lam_max``).
+    metrics : dict
+        ``lam_cv/split<s>/lam``, ``.../lam_frac`` and ``.../score`` for MLflow.
+    """
+    if not _lam_cv_enabled(lam_cv):
+        logger.info("mvfs.lam_cv disabled: λ from the selectors' lam / lam_frac.")
+        return pd.DataFrame(columns=LAM_CV_COLUMNS), pd.DataFrame(columns=LAM_CHOSEN_COLUMNS), {}
+    name = lam_cv.get("fit_with", "RFS")
+    if name not in selectors:
+        raise ValueError(
+            f"mvfs.lam_cv.fit_with must name a selector of mvfs.selectors; got {name!r}, "
+            f"registered: {sorted(selectors)}."
+        )
+    spec = selectors[name]
+    fit_spec = {
+        "estimator": spec["estimator"],
+        "params": {**(spec.get("params") or {}), **(lam_cv.get("params") or {})},
+    }
+    classifiers = lam_cv.get("classifiers") or protocol.get("classifiers") or {}
+    unknown = sorted(set(classifiers) - set(CLASSIFIERS))
+    if not classifiers or unknown:
+        raise ValueError(
+            f"mvfs.lam_cv.classifiers must name some of {list(CLASSIFIERS)}; "
+            f"got {list(classifiers)}."
+        )
+    ks = lam_cv.get("k") or protocol["k_grid"]
+    Xs, y = views["X"], np.asarray(views["y"])
+    tables, chosen, metrics = [], [], {}
+    for _, split in splits.iterrows():
+        s = int(split["split"])
+        Xs_train, _ = standardise_split(Xs, split["train_idx"], split["test_idx"])
+        y_train = y[split["train_idx"]]
+        seed = stable_seed("mvfs-lam-cv", s)
+        with threadpool_limits(limits=protocol.get("blas_threads")):  # in-process (n_jobs=1)
+            result = cross_validate_lam(
+                build_estimator(fit_spec, random_state=seed),
+                Xs_train,
+                y_train,
+                lam_cv.get("grid"),
+                classifier=[_classifier(c, cspec or {}, seed) for c, cspec in classifiers.items()],
+                k=ks,
+                n_folds=int(lam_cv.get("folds", 5)),
+                random_state=int(split["seed"]),
+                n_jobs=int(protocol.get("n_jobs", 1)),
+            )
+        table = result.to_frame(list(classifiers))
+        table.insert(0, "split", s)
+        tables.append(table)
+        lam_max_train = lam_max(Xs_train, y_train, fit_spec["params"].get("standardize", "zscore"))
+        best = result.best_index
+        row = {
+            "split": s,
+            "lam": result.best_lam,
+            "lam_max": lam_max_train,
+            "lam_frac": result.best_lam / lam_max_train,
+            "score_mean": float(result.mean_scores[best]),
+            "score_std": float(result.std_scores[best]),
+        }
+        chosen.append(row)
+        for key in ("lam", "lam_frac"):
+            metrics[f"lam_cv/split{s}/{key}"] = float(row[key])
+        metrics[f"lam_cv/split{s}/score"] = row["score_mean"]
+        logger.info("Split %d: λ = %.4g (%.3g λ_max) by inner CV.", s, row["lam"], row["lam_frac"])
+    return pd.concat(tables, ignore_index=True), pd.DataFrame(chosen), metrics
+
+
+def plot_lam_sensitivity(table: pd.DataFrame, chosen: pd.DataFrame) -> plt.Figure:
+    """Sensitivity curve: inner-CV score vs λ (log x), one line per split, chosen λ starred.
+
+    One panel for the criterion and one per classifier (``score_<name>`` columns), mean ± std over
+    the folds; dotted verticals at λ_max of the folds (mean). The y axis spans the fitted λ: the
+    λ ≥ λ_max points (W = 0, majority-class score) fall below it and are stated in a note.
+    """
+    if table.empty:
+        fig, ax = plt.subplots(figsize=(5, 2))
+        ax.axis("off")
+        ax.text(0.5, 0.5, "λ fixed by the selectors' params\n(mvfs.lam_cv disabled)", ha="center")
+        return fig
+    panels = ["score"] + [c for c in table.columns if c.startswith("score_")]
+    fig, axes = plt.subplots(
+        1, len(panels), figsize=(4.6 * len(panels), 3.8), squeeze=False, sharey=True
+    )
+    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    low, high = [], []
+    for ax, column in zip(axes[0], panels, strict=True):
+        for i, (split, block) in enumerate(table.groupby("split")):
+            colour = colours[i % len(colours)]
+            stats = block.groupby("lam").agg(
+                mean=(column, "mean"), std=(column, "std"), null=("null_model", "all")
+            )
+            stats["std"] = stats["std"].fillna(0.0)
+            ax.errorbar(
+                stats.index,
+                stats["mean"],
+                yerr=stats["std"],
+                marker="o",
+                ms=3,
+                capsize=2,
+                color=colour,
+                label=f"split {split}",
+            )
+            fitted = stats[~stats["null"]]
+            low.append((fitted["mean"] - fitted["std"]).min())
+            high.append((fitted["mean"] + fitted["std"]).max())
+            best = chosen.loc[chosen["split"] == split, "lam"]
+            if not best.empty:
+                lam = float(best.iloc[0])
+                ax.plot(lam, stats.at[lam, "mean"], "*", ms=12, color=colour, mec="k")
+            ax.axvline(block["lam_max"].mean(), ls=":", lw=1, color=colour)
+        ax.set_xscale("log")
+        ax.set_xlabel("λ")
+        ax.set_title(
+            "criterion (mean over classifiers and k)"
+            if column == "score"
+            else f"{column.removeprefix('score_')} (mean over k)"
+        )
+        ax.grid(alpha=0.3)
+    null = table[table["null_model"]]
+    if np.isfinite(np.nanmin(low)):
+        span = max(np.nanmax(high) - np.nanmin(low), 0.02)
+        axes[0][0].set_ylim(np.nanmin(low) - 0.15 * span, min(np.nanmax(high) + 0.05 * span, 1.0))
+    if not null.empty:
+        axes[0][0].annotate(
+            f"λ ≥ λ_max: W = 0, majority class {null['score'].mean():.3f}",
+            xy=(0.98, 0.03),
+            xycoords="axes fraction",
+            ha="right",
+            fontsize="small",
+        )
+    axes[0][0].set_ylabel("inner-CV accuracy")
+    axes[0][-1].legend(fontsize="small", loc="lower center")
+    fig.suptitle("λ sensitivity on mfeat (inner CV; ★ chosen, ⋮ λ_max of the folds)")
+    fig.tight_layout()
+    return fig
+
+
 # -- selection ----------------------------------------------------------------------------------
 def _check_execution(execution: dict[str, Any]) -> tuple[str, str]:
     backend = execution.get("backend", "local")
@@ -160,23 +342,39 @@ def dask_client(scheduler_address: str = "", n_workers: int = 2):
             cluster.close()
 
 
-def _selector_spec(spec: dict[str, Any], backend: str, client) -> dict[str, Any]:
-    """The method spec with the execution backend injected into selectors that take one."""
+def _selector_spec(spec: dict[str, Any], backend: str, client, lam: float | None = None):
+    """The method spec with the execution backend injected into selectors that take one and,
+    when ``lam`` is given, ``lam = lam, lam_frac = None`` (the λ chosen by the inner CV)."""
     params = dict(spec.get("params") or {})
     if spec.get("distributed", False) and "backend" not in params:
         params["backend"] = backend
         if backend == "dask":
             params["client"] = client
-        return {**spec, "params": params}
-    return spec
+    if lam is not None:
+        params.update(lam=float(lam), lam_frac=None)
+    return {**spec, "params": params}
 
 
-def _fit_selector(unit, spec, Xs_train, y_train) -> dict[str, Any]:
+def _split_lams(lam_chosen: pd.DataFrame | None, splits: pd.DataFrame) -> dict[int, float]:
+    """Split -> λ chosen by the inner CV ({} when the CV is disabled)."""
+    if lam_chosen is None or lam_chosen.empty:
+        return {}
+    lams = {
+        int(s): float(lam) for s, lam in zip(lam_chosen["split"], lam_chosen["lam"], strict=True)
+    }
+    missing = sorted(set(map(int, splits["split"])) - set(lams))
+    if missing:
+        raise ValueError(f"No λ chosen by the inner CV for split(s) {missing}.")
+    return lams
+
+
+def _fit_selector(unit, spec, Xs_train, y_train, blas_threads=None) -> dict[str, Any]:
     """Fit one selector on one standardised training split; keep its ranking and history."""
     selector = build_estimator(spec, random_state=unit["seed"])
-    start = time.perf_counter()
-    selector.fit(Xs_train, y_train)
-    fit_time = time.perf_counter() - start
+    with threadpool_limits(limits=blas_threads):
+        start = time.perf_counter()
+        selector.fit(Xs_train, y_train)
+        fit_time = time.perf_counter() - start
     history = getattr(selector, "history_", None)
     row = {
         **unit,
@@ -184,6 +382,7 @@ def _fit_selector(unit, spec, Xs_train, y_train) -> dict[str, Any]:
         "ranking": np.asarray(selector.ranking_, dtype=np.int64),
         "lam": float(getattr(selector, "lam_", np.nan)),
         "n_iter": int(getattr(selector, "n_iter_", 0)),
+        "stop_reason": str(getattr(selector, "stop_reason_", "")),
         "objective": float(history["objective"][-1]) if history else np.nan,
     }
     frame = None
@@ -203,20 +402,26 @@ def fit_selectors(
     selectors: dict[str, dict[str, Any]],
     execution: dict[str, Any],
     protocol: dict[str, Any],
+    lam_chosen: pd.DataFrame | None = None,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Fit every registered selector once per split on the z-scored training rows.
 
     A selector spec holds ``estimator`` and ``params`` (see
     :func:`multiview_lab.evaluation.build_estimator`); ``distributed: true`` marks the selectors
-    that receive ``backend`` (and, for Dask, the node's client) from ``execution``. With
+    that receive ``backend`` (and, for Dask, the node's client) from ``execution``; ``lam_cv:
+    true`` marks those that receive the split's λ of ``lam_chosen`` (from :func:`select_lam`;
+    ``lam = λ, lam_frac = None``), so that the ADMM and RFS minimise the same objective. With no
+    chosen λ (CV disabled) they keep the ``lam`` / ``lam_frac`` of their params. With
     ``backend: local`` the (split, selector) units run with joblib (``protocol.n_jobs``); with
-    ``dask`` they run one after the other on the cluster (no nested parallelism).
+    ``dask`` they run one after the other on the cluster (no nested parallelism). Each in-process
+    fit is limited to ``protocol.blas_threads`` BLAS threads (null: no limit).
 
     Returns
     -------
     rankings : DataFrame
         One row per (split, method): ``fit_time_s``, ``ranking`` (global feature indices, best
-        first), ``lam``, ``n_iter`` and the final ``objective`` (NaN for filters).
+        first), ``lam``, ``n_iter``, ``stop_reason`` (the ADMM's, else "") and the final
+        ``objective`` (NaN for filters).
     histories : DataFrame
         Per-iteration ``objective, primal_residual, dual_residual, rho, time`` of the iterative
         selectors (RFS has objective and time only).
@@ -224,6 +429,7 @@ def fit_selectors(
     if not selectors:
         raise ValueError("No selector registered under mvfs.selectors.")
     backend, address = _check_execution(execution)
+    lams = _split_lams(lam_chosen, splits)
     Xs, y = views["X"], np.asarray(views["y"])
     with contextlib.ExitStack() as stack:
         client = None
@@ -244,9 +450,14 @@ def fit_selectors(
                     "split": int(split["split"]),
                     "seed": stable_seed("mvfs", method, int(split["split"])),
                 }
+                lam = lams.get(unit["split"]) if spec.get("lam_cv", False) else None
                 jobs.append(
                     delayed(_fit_selector)(
-                        unit, _selector_spec(spec, backend, client), Xs_train, y_train
+                        unit,
+                        _selector_spec(spec, backend, client, lam),
+                        Xs_train,
+                        y_train,
+                        protocol.get("blas_threads"),
                     )
                 )
         outputs = run_units(jobs, n_jobs=n_jobs, label=f"mvfs selectors ({backend})")
@@ -273,16 +484,19 @@ def _classifier(name: str, spec: dict[str, Any], seed: int):
     raise ValueError(f"Unknown classifier {name!r}; choose from {list(CLASSIFIERS)}.")
 
 
-def _score_ranking(unit, ranking, ks, classifiers, X_train, y_train, X_test, y_test):
+def _score_ranking(
+    unit, ranking, ks, classifiers, X_train, y_train, X_test, y_test, blas_threads=None
+):
     """Accuracy of every classifier on the top-k features of one ranking, for every k."""
     rows = []
-    for k in ks:
-        cols = ranking[:k]
-        for name, spec in classifiers.items():
-            model = _classifier(name, spec or {}, unit["seed"])
-            model.fit(X_train[:, cols], y_train)
-            accuracy = float(np.mean(model.predict(X_test[:, cols]) == y_test))
-            rows.append({**unit, "k": int(k), "classifier": name, "accuracy": accuracy})
+    with threadpool_limits(limits=blas_threads):
+        for k in ks:
+            cols = ranking[:k]
+            for name, spec in classifiers.items():
+                model = _classifier(name, spec or {}, unit["seed"])
+                model.fit(X_train[:, cols], y_train)
+                accuracy = float(np.mean(model.predict(X_test[:, cols]) == y_test))
+                rows.append({**unit, "k": int(k), "classifier": name, "accuracy": accuracy})
     return rows
 
 
@@ -297,7 +511,8 @@ def evaluate_selections(
     The features are the views z-scored on the training rows of the split, concatenated; the
     top-k columns are taken in ranking order. ``protocol.all_features`` (a method name, or null)
     adds the all-features baseline, evaluated once per split and classifier and repeated at every
-    k (a flat reference line).
+    k (a flat reference line). Units run with ``protocol.n_jobs`` joblib workers and
+    ``protocol.blas_threads`` BLAS threads each.
 
     Returns
     -------
@@ -339,7 +554,15 @@ def evaluate_selections(
             }
             jobs.append(
                 delayed(_score_ranking)(
-                    unit, ranking, unit_ks, classifiers, X_train, y_train, X_test, y_test
+                    unit,
+                    ranking,
+                    unit_ks,
+                    classifiers,
+                    X_train,
+                    y_train,
+                    X_test,
+                    y_test,
+                    protocol.get("blas_threads"),
                 )
             )
     outputs = run_units(jobs, n_jobs=int(protocol.get("n_jobs", 1)), label="mvfs evaluation")
@@ -366,7 +589,8 @@ def objective_gap(
     -------
     table : DataFrame
         ``split, lam, J_method, J_reference, rel_gap, n_iter_method, n_iter_reference,
-        top_k_overlap``.
+        stop_reason_method, top_k_overlap`` (a negative ``rel_gap``: the method ended below the
+        reference, i.e. within the reference's own stopping precision).
     metrics : dict
         ``objective_gap/rel_gap_mean``, ``..._max`` and ``objective_gap/top_k_overlap_mean``.
     """
@@ -398,6 +622,9 @@ def objective_gap(
                 "rel_gap": float((J_a - J_b) / J_b),
                 "n_iter_method": int(a.at[split, "n_iter"]),
                 "n_iter_reference": int(b.at[split, "n_iter"]),
+                "stop_reason_method": str(a["stop_reason"].get(split, ""))
+                if "stop_reason" in a
+                else "",
                 "top_k_overlap": int(overlap.size),
             }
         )

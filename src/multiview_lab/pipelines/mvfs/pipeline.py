@@ -10,6 +10,8 @@ from multiview_lab.pipelines.mvfs.nodes import (
     make_splits,
     objective_gap,
     plot_convergence,
+    plot_lam_sensitivity,
+    select_lam,
 )
 
 
@@ -20,8 +22,27 @@ def create_pipeline(**kwargs) -> Pipeline:
             Node(build_views, ["mfeat_raw", "params:data"], "views", name="build_views"),
             Node(make_splits, ["views", "params:protocol"], "splits", name="make_splits"),
             Node(
+                select_lam,
+                ["views", "splits", "params:selectors", "params:lam_cv", "params:protocol"],
+                ["lam_cv", "lam_chosen", "lam_metrics"],
+                name="select_lam",
+            ),
+            Node(
+                plot_lam_sensitivity,
+                ["lam_cv", "lam_chosen"],
+                "lam_sensitivity",
+                name="plot_lam_sensitivity",
+            ),
+            Node(
                 fit_selectors,
-                ["views", "splits", "params:selectors", "params:execution", "params:protocol"],
+                [
+                    "views",
+                    "splits",
+                    "params:selectors",
+                    "params:execution",
+                    "params:protocol",
+                    "lam_chosen",
+                ],
                 ["rankings", "histories"],
                 name="fit_selectors",
             ),
