@@ -280,3 +280,28 @@ def test_fusion_bad_input():
         FusionCqAllClassifier(**SMALL).fit(Xs, np.array([1] * 1 + [0] * 59))
     with pytest.raises(ValueError, match="infeasible for every gamma"):
         FusionCqAllClassifier(Cs=(1.0,), gammas=(1e3,), mus=(0.9,)).fit(Xs, y)
+
+
+def test_a_gamma_mu_whose_master_qp_does_not_converge_is_excluded(monkeypatch, caplog):
+    """Seen on a paper-protocol draw (n = 150): the active-set master QP cycled on one (γ, μ)
+    of the level-2 CV. That candidate is excluded (NaN) with a warning, the others compete."""
+    from multiview_lab.pbmvboost import cqboost
+
+    Xs, y = fusion_views()
+    real = cqboost.cqboost_column_generation
+    bad_mu = SMALL["mus"][1]
+
+    def flaky(H, mu, **kwargs):
+        if mu == bad_mu:
+            raise cqboost.CqBoostConvergenceError("did not converge in 250 iterations")
+        return real(H, mu, **kwargs)
+
+    plain = FusionCqAllClassifier(**SMALL, random_state=0).fit(Xs, y)
+    monkeypatch.setattr(cqboost, "cqboost_column_generation", flaky)
+    with caplog.at_level("WARNING", logger="multiview_lab.pbmvboost.cqboost"):
+        clf = FusionCqAllClassifier(**SMALL, random_state=0).fit(Xs, y)
+    assert np.isnan(clf.cv_scores_[:, 1]).all() and np.isfinite(plain.cv_scores_[:, 1]).all()
+    np.testing.assert_array_equal(clf.cv_scores_[:, [0, 2]], plain.cv_scores_[:, [0, 2]])
+    assert clf.best_mu_ != bad_mu
+    assert "excluded from the level-2 selection" in caplog.text
+    assert issubclass(cqboost.CqBoostConvergenceError, RuntimeError)

@@ -54,6 +54,7 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "CqBoostClassifier",
     "CqBoostInfeasibleError",
+    "CqBoostConvergenceError",
     "CqBoostResult",
     "FusionCqAllClassifier",
     "cqboost_column_generation",
@@ -67,6 +68,10 @@ _LEVEL1_FITS = ("cross_fit", "in_sample")
 
 class CqBoostInfeasibleError(ValueError):
     """Raised when no distribution over the voters reaches the required mean margin ``mu``."""
+
+
+class CqBoostConvergenceError(RuntimeError):
+    """Raised when the active-set solver of the restricted master QP does not converge."""
 
 
 def _check_positive(name: str, value, *, integer: bool = False, allow_zero: bool = False) -> None:
@@ -225,7 +230,7 @@ def solve_master_qp(G, c, mu, q0, *, margin_active=None, warm=False, tol=1e-10, 
         q = np.maximum(q, 0.0)
         q /= q.sum()
         return q, -nu_m, max(beta, 0.0), bool(margin_active)
-    raise RuntimeError(
+    raise CqBoostConvergenceError(
         f"The CqBoost master QP did not converge in {max_iter} active-set iterations."
     )
 
@@ -727,7 +732,12 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
         return z, fold_of, svms, n_warn
 
     def _select_gamma_mu(self, z, y_pm, gammas, mus, rng):
-        """Mean accuracy of every (γ, μ) over stratified folds (NaN if μ is infeasible on a fold)."""
+        """Mean accuracy of every (γ, μ) over stratified folds.
+
+        A candidate is NaN (excluded from the choice) if μ is infeasible on a fold or if the
+        master QP's active-set solver does not converge on a fold (logged as a warning): a
+        candidate that cannot be solved on the training folds is not selected.
+        """
         scores = np.zeros((gammas.size, mus.size))
         k = n_stratified_folds(y_pm, self.cv_level2, "Fusion_Cq^all level-2 (gamma, mu) selection")
         folds = StratifiedKFold(k, shuffle=True, random_state=rng.randint(2**31 - 1))
@@ -748,6 +758,16 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
                             tol=self.tol,
                         )
                     except CqBoostInfeasibleError:
+                        scores[a, b] = np.nan
+                        continue
+                    except CqBoostConvergenceError as exc:
+                        logger.warning(
+                            "Fusion_Cq^all: (gamma=%g, mu=%g) excluded from the level-2 "
+                            "selection: %s",
+                            gamma,
+                            mu,
+                            exc,
+                        )
                         scores[a, b] = np.nan
                         continue
                     coef = _column_coefficients(res.columns, res.q, train.size, y_tr)
