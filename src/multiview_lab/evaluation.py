@@ -143,6 +143,11 @@ def unit_key(*parts: Any) -> str:
     return hashlib.blake2b(text.encode(), digest_size=20).hexdigest()
 
 
+def cache_path(cache_dir: str | os.PathLike, key: str) -> Path:
+    """Where :func:`cached_call` stores the result of ``key``."""
+    return Path(cache_dir) / f"{key}.joblib"
+
+
 def cached_call(cache_dir: str | os.PathLike | None, key: str, func: Callable, *args, **kwargs):
     """``func(*args, **kwargs)``, or its result stored under ``key`` in ``cache_dir``.
 
@@ -152,7 +157,7 @@ def cached_call(cache_dir: str | os.PathLike | None, key: str, func: Callable, *
     """
     if cache_dir is None:
         return func(*args, **kwargs)
-    path = Path(cache_dir) / f"{key}.joblib"
+    path = cache_path(cache_dir, key)
     if path.exists():
         try:
             return joblib.load(path)

@@ -98,6 +98,14 @@ class MlflowHooks:
                 signal.signal(signal.SIGTERM, self._previous_sigterm)
             self._previous_sigterm = None
 
+    def _end_run(self, mlflow, status: str, error: str | None = None) -> None:
+        """Close the open run with ``status`` (and the error as a tag); stop watching signals."""
+        if error is not None:
+            mlflow.set_tag("error", error[:5000])
+        mlflow.end_run(status=status)
+        self._run_id = None
+        self._stop_watching()
+
     def _end_interrupted_run(self) -> None:
         """At interpreter exit with the run still open: the pipeline never ended; mark KILLED."""
         if self._run_id is None:
@@ -105,8 +113,9 @@ class MlflowHooks:
         import mlflow
 
         with contextlib.suppress(Exception):
-            mlflow.set_tag("error", "interrupted (KeyboardInterrupt or SIGTERM) before the end")
-            mlflow.end_run(status="KILLED")
+            self._end_run(
+                mlflow, "KILLED", "interrupted (KeyboardInterrupt or SIGTERM) before the end"
+            )
         self._run_id = None
 
     @hook_impl
@@ -195,13 +204,9 @@ class MlflowHooks:
         except Exception:
             # An exception here does not reach on_pipeline_error: close the run as failed.
             logger.exception("Logging to MLflow failed; marking run %s FAILED.", self._run_id)
-            mlflow.end_run(status="FAILED")
-            self._run_id = None
-            self._stop_watching()
+            self._end_run(mlflow, "FAILED")
             raise
-        mlflow.end_run(status="FINISHED")
-        self._run_id = None
-        self._stop_watching()
+        self._end_run(mlflow, "FINISHED")
 
     @hook_impl
     def on_pipeline_error(self, error, run_params, pipeline, catalog) -> None:
@@ -209,11 +214,8 @@ class MlflowHooks:
             return
         import mlflow
 
-        mlflow.set_tag("error", f"{type(error).__name__}: {error}"[:5000])
-        mlflow.end_run(status="FAILED")
         logger.info("MLflow run %s marked FAILED.", self._run_id)
-        self._run_id = None
-        self._stop_watching()
+        self._end_run(mlflow, "FAILED", f"{type(error).__name__}: {error}")
 
     def _log_outputs(self, mlflow, pipeline, catalog) -> None:
         for name in sorted(pipeline.all_outputs()):

@@ -234,20 +234,24 @@ class PBMVBoostClassifier(BaseMultiviewBoosting):
         self.views_ind = views_ind
 
     # -- options -----------------------------------------------------------------------------
+    def _option(self, name, compat):
+        """Option ``name``: its parameter, or the ``compat`` default for the "take the default"
+        marker (None, or "auto" where None is meaningful), checked against its choices."""
+        value = getattr(self, name)
+        marker = "auto" if name in _AUTO_OPTIONS else None
+        if value is marker or value == marker:
+            value = _COMPAT_DEFAULTS[compat][name]
+        allowed = _CHOICES.get(name)
+        if allowed is not None and value not in allowed:
+            raise ValueError(f"{name} must be one of {allowed}; got {value!r}.")
+        return value
+
     def _validate_params_values(self):
         if self.compat not in _COMPAT_DEFAULTS:
             raise ValueError(
                 f"compat must be one of {tuple(_COMPAT_DEFAULTS)}; got {self.compat!r}."
             )
-        defaults = _COMPAT_DEFAULTS[self.compat]
-        opts = {}
-        for name, default in defaults.items():
-            value = getattr(self, name)
-            marker = "auto" if name in _AUTO_OPTIONS else None
-            opts[name] = default if (value is marker or value == marker) else value
-        for name, allowed in _CHOICES.items():
-            if opts[name] not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}; got {opts[name]!r}.")
+        opts = {name: self._option(name, self.compat) for name in _COMPAT_DEFAULTS[self.compat]}
         if not isinstance(opts["optimize_first_iter"], bool | np.bool_):
             raise ValueError(
                 f"optimize_first_iter must be True or False; got {opts['optimize_first_iter']!r}."
@@ -382,15 +386,7 @@ class PBMVBoostClassifier(BaseMultiviewBoosting):
         time). ``resolved_params_`` and ``pac_bayes_`` keep the values of the fit.
         """
         compat = getattr(self, "resolved_params_", {}).get("compat", self.compat)
-        defaults = _COMPAT_DEFAULTS[compat]
-        out = []
-        for name in ("vote", "vote_weights"):
-            value = getattr(self, name)
-            value = defaults[name] if value is None else value
-            if value not in _CHOICES[name]:
-                raise ValueError(f"{name} must be one of {_CHOICES[name]}; got {value!r}.")
-            out.append(value)
-        return tuple(out)
+        return self._option("vote", compat), self._option("vote_weights", compat)
 
     def _staged_sums(self, P):
         """Running sums of the vote after each iteration t (updated in place, not copied).

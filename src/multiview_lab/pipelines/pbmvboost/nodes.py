@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 import logging
 import time
-from pathlib import Path
 from typing import Any
 
 import matplotlib
@@ -27,6 +26,7 @@ from multiview_lab.data.mnist import extract_views  # noqa: E402
 from multiview_lab.evaluation import (  # noqa: E402
     array_fingerprint,
     build_estimator,
+    cache_path,
     cached_call,
     run_units,
     source_fingerprint,
@@ -151,6 +151,11 @@ def draw_training_samples(views: dict[str, Any], protocol: dict[str, Any]) -> pd
     return pd.DataFrame(rows)
 
 
+def _train_quantities(pac: dict[str, Any]) -> dict[str, float]:
+    """The scalar PAC-Bayes quantities on the training sample, as ``train_<name>`` columns."""
+    return {f"train_{k}": float(v) for k, v in pac.items() if np.ndim(v) == 0}
+
+
 def _fit_and_score(
     unit: dict[str, Any],
     spec: dict[str, Any],
@@ -183,7 +188,7 @@ def _fit_and_score(
     row = {**unit, **binary_scores(y_test, score, tie_policy=tie_policy), "fit_time_s": fit_time}
     pac = getattr(model, "pac_bayes_", None)
     if pac:
-        row.update({f"train_{k}": float(v) for k, v in pac.items() if np.ndim(v) == 0})
+        row.update(_train_quantities(pac))
     rows = [row]
     for reading, params in (spec.get("readings") or {}).items():
         allowed = getattr(model, "_PREDICTION_PARAMS", ())
@@ -198,8 +203,7 @@ def _fit_and_score(
         scores = binary_scores(y_test, variant.decision_function(Xs_test), tie_policy=tie_policy)
         extra = {**unit, "method": reading, **scores, "fit_time_s": fit_time}
         if hasattr(variant, "pac_bayes_quantities"):
-            pac = variant.pac_bayes_quantities(Xs_train, y_train)
-            extra.update({f"train_{k}": float(v) for k, v in pac.items() if np.ndim(v) == 0})
+            extra.update(_train_quantities(variant.pac_bayes_quantities(Xs_train, y_train)))
         rows.append(extra)
     trajectory = None
     if spec.get("trajectory") and hasattr(model, "staged_decision_function"):
@@ -311,7 +315,7 @@ def evaluate_methods(
                     unit, spec, tie_policy, keep, fingerprints[d["dataset"]],
                     array_fingerprint(idx), code,
                 )  # fmt: skip
-                cached += (Path(cache_dir) / f"{key}.joblib").exists()
+                cached += cache_path(cache_dir, key).exists()
             jobs.append(
                 delayed(cached_call)(
                     cache_dir if cache_dir else None,
