@@ -154,12 +154,47 @@ def test_cached_call_stores_atomically_and_recomputes_a_damaged_entry(tmp_path):
     assert cached_call(None, key, work, 5)["x"] == 5 and calls == [4, 4, 5]
 
 
-def test_source_fingerprint_covers_the_named_code_only():
-    from multiview_lab.evaluation import source_fingerprint
+def test_code_closure_follows_imports_not_the_whole_package():
+    from multiview_lab.evaluation import code_closure
 
-    pb = source_fingerprint("multiview_lab.pbmvboost")
-    assert pb == source_fingerprint("multiview_lab.pbmvboost")
-    assert pb != source_fingerprint("multiview_lab.miml")
-    assert source_fingerprint("multiview_lab.evaluation") != source_fingerprint(
-        "multiview_lab.utils"
+    cq = code_closure("multiview_lab.pbmvboost.cqboost")
+    assert cq == ("multiview_lab.pbmvboost.cqboost", "multiview_lab.utils.validation")
+    pb = code_closure("multiview_lab.pbmvboost.pbmvboost")
+    assert {"multiview_lab.pbmvboost.cbound", "multiview_lab.pbmvboost._boosting"} <= set(pb)
+    assert "multiview_lab.pbmvboost.cqboost" not in pb
+    # the flat namespace re-exports every estimator, so it runs them all
+    everything = code_closure("multiview_lab.estimators")
+    assert set(cq) | set(pb) | {"multiview_lab.memd.memd"} <= set(everything)
+
+
+def test_code_fingerprint_changes_with_the_code_a_module_runs_only(tmp_path, monkeypatch):
+    """A name imported from a re-exporting package leads to the module defining it; editing a
+    module that is re-exported beside it but not used leaves the fingerprint unchanged."""
+    from multiview_lab.evaluation import code_closure, code_fingerprint
+
+    pkg = tmp_path / "fppkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text(
+        '"""Re-exports."""\nfrom fppkg.a import f\nfrom .b import g as h\n__all__ = ["f", "h"]\n'
     )
+    (pkg / "a.py").write_text("def f():\n    return 1\n")
+    (pkg / "b.py").write_text("def g():\n    return 2\n")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "sub" / "c.py").write_text(
+        "from fppkg import f\n\ndef run():\n    from .. import h\n    return f() + h()\n"
+    )
+    (pkg / "sub" / "d.py").write_text("from fppkg import f\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def fresh(*modules):
+        code_closure.cache_clear()
+        code_fingerprint.cache_clear()
+        return code_closure(*modules), code_fingerprint(*modules)
+
+    assert fresh("fppkg.sub.c")[0] == ("fppkg.a", "fppkg.b", "fppkg.sub.c")
+    closure_d, before = fresh("fppkg.sub.d")
+    assert closure_d == ("fppkg.a", "fppkg.sub.d")
+    (pkg / "b.py").write_text("def g():\n    return 3\n")
+    assert fresh("fppkg.sub.d")[1] == before  # b is not run by d
+    (pkg / "a.py").write_text("def f():\n    return 4\n")
+    assert fresh("fppkg.sub.d")[1] != before

@@ -143,3 +143,25 @@ def test_unit_cache_resumes_and_recomputes_on_change(views, tmp_path, monkeypatc
     changed = {**METHODS, "MVBoost": {**METHODS["MVBoost"], "params": {"n_estimators": 3}}}
     evaluate_methods(views, draws, changed, protocol)
     assert len(calls) == len(draws)  # only the changed method was refitted
+
+
+def test_unit_cache_recomputes_only_the_methods_whose_code_changed(views, tmp_path, monkeypatch):
+    """The cache key holds the code each method runs: an edit of the tree baselines' module
+    refits MV-MV's units and serves PB-MVBoost's and MVBoost's from the cache."""
+    from multiview_lab.pipelines.pbmvboost import nodes
+
+    methods = {**METHODS, "MV-MV": {"estimator": "MVMVClassifier", "params": {"max_depth": 2}}}
+    protocol = _protocol(cache_dir=str(tmp_path / "cache"), n_jobs=1)
+    draws = draw_training_samples(views, protocol)
+    evaluate_methods(views, draws, methods, protocol)
+    calls = []
+    original_fit, original_code = nodes._fit_and_score, nodes.code_fingerprint
+    monkeypatch.setattr(nodes, "_fit_and_score", lambda *a: calls.append(a) or original_fit(*a))
+    edited = "multiview_lab.pbmvboost.baselines"
+    monkeypatch.setattr(
+        nodes,
+        "code_fingerprint",
+        lambda *m: original_code(*m) + ("-edited" if edited in m else ""),
+    )
+    evaluate_methods(views, draws, methods, protocol)
+    assert len(calls) == len(draws) and {a[0]["method"] for a in calls} == {"MV-MV"}

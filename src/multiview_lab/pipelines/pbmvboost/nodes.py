@@ -28,23 +28,15 @@ from multiview_lab.evaluation import (  # noqa: E402
     build_estimator,
     cache_path,
     cached_call,
+    code_fingerprint,
+    resolve_estimator_class,
     run_units,
-    source_fingerprint,
     stable_seed,
     unit_key,
 )
 from multiview_lab.pbmvboost.metrics import binary_scores  # noqa: E402
 
 logger = logging.getLogger(__name__)
-
-# The code a unit's result depends on (the key of the unit cache, see evaluate_methods).
-_CODE_OF_A_UNIT = (
-    "multiview_lab.pbmvboost",
-    "multiview_lab.utils",
-    "multiview_lab.evaluation",
-    "multiview_lab.estimators",
-    __name__,
-)
 
 
 def build_views(mnist: dict[str, np.ndarray], data: dict[str, Any]) -> dict[str, Any]:
@@ -256,9 +248,11 @@ def evaluate_methods(
 
     With ``protocol.cache_dir`` set, every finished unit is stored there (see
     :func:`multiview_lab.evaluation.cached_call`), keyed by the unit, its training indices, the
-    data set's arrays, the method spec and the source of the code it runs (``_CODE_OF_A_UNIT``,
-    and the numpy / scipy / scikit-learn versions): an interrupted run resumes where it
-    stopped, and a change of code, data or settings recomputes.
+    data set's arrays, the method spec and the source of the code it runs: this module and the
+    estimator's module with every project module they import
+    (:func:`~multiview_lab.evaluation.code_fingerprint`, with the numpy / scipy / scikit-learn
+    versions). An interrupted run resumes where it stopped; a change of data or settings
+    recomputes the units concerned, and a change of one method's code only that method's.
 
     Returns
     -------
@@ -281,7 +275,12 @@ def evaluate_methods(
     cache_dir = protocol.get("cache_dir")
     fingerprints = {}
     if cache_dir:
-        code = source_fingerprint(*_CODE_OF_A_UNIT)
+        code = {
+            method: code_fingerprint(
+                __name__, resolve_estimator_class(spec["estimator"]).__module__
+            )
+            for method, spec in methods.items()
+        }
         for name in draws["dataset"].unique():
             v = views[name]
             fingerprints[name] = array_fingerprint(
@@ -313,7 +312,7 @@ def evaluate_methods(
             if cache_dir:
                 key = unit_key(
                     unit, spec, tie_policy, keep, fingerprints[d["dataset"]],
-                    array_fingerprint(idx), code,
+                    array_fingerprint(idx), code[method],
                 )  # fmt: skip
                 cached += cache_path(cache_dir, key).exists()
             jobs.append(
