@@ -223,7 +223,8 @@ class MlflowHooks:
                 continue
             dataset = catalog[name]
             meta = (getattr(dataset, "metadata", None) or {}).get("mlflow")
-            filepath = getattr(dataset, "_filepath", None)
+            # a file dataset's file, or a PartitionedDataset's folder
+            filepath = getattr(dataset, "_filepath", None) or getattr(dataset, "_path", None)
             if meta == "metrics":
                 metrics = catalog.load(name)
                 mlflow.log_metrics({k: float(v) for k, v in metrics.items()})

@@ -48,6 +48,16 @@ def test_catalog_outputs(pbmvboost_smoke_project):
     assert (out / "08_reporting/pbmvboost/table1.md").read_text().startswith("| dataset")
     assert (out / "08_reporting/pbmvboost/figure4.png").stat().st_size > 10_000
     assert (out / "08_reporting/pbmvboost/figures/figure3.png").stat().st_size > 10_000
+    fig3 = pd.read_csv(out / "08_reporting/pbmvboost/figure_data/figure3.csv")
+    assert list(fig3.columns) == [
+        "dataset", "method", "accuracy_mean", "accuracy_std", "f1_mean", "f1_std",
+        "fit_time_s_mean", "fit_time_s_std", "n_draws",
+    ]  # fmt: skip
+    assert len(fig3) == 2 * 2 and (fig3["n_draws"] == 2).all()
+    pb1 = table.set_index(["dataset", "method"]).loc[("MNIST1", "PB-MVBoost"), "accuracy_mean"]
+    assert (
+        fig3.set_index(["dataset", "method"]).loc[("MNIST1", "PB-MVBoost"), "accuracy_mean"] == pb1
+    )
     results = pd.read_csv(out / "07_model_output/pbmvboost/results.csv")
     assert len(results) == 2 * 2 * 2 * 11  # datasets x tasks x draws x methods
     pb = results[results["method"] == "PB-MVBoost"]
@@ -70,6 +80,10 @@ def test_mlflow_run_finished_with_params_metrics_artifacts_models(pbmvboost_smok
     assert "MNIST1/PB-MVBoost/100/accuracy_mean" in run.data.metrics
     artifacts = {a.path for a in client.list_artifacts(run.info.run_id, "08_reporting/pbmvboost")}
     assert {"08_reporting/pbmvboost/table1.csv", "08_reporting/pbmvboost/figure4.png"} <= artifacts
+    data = {
+        a.path for a in client.list_artifacts(run.info.run_id, "08_reporting/pbmvboost/figure_data")
+    }
+    assert "08_reporting/pbmvboost/figure_data/figure3.csv" in data
     models = mlflow.search_logged_models(
         experiment_ids=[run.info.experiment_id],
         filter_string=f"source_run_id = '{run.info.run_id}'",

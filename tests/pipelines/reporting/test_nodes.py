@@ -4,6 +4,7 @@ import pandas as pd
 import pytest
 
 from multiview_lab.pipelines.reporting.nodes import (
+    figure_tables,
     plot_figures,
     summarise_results,
     summary_to_markdown,
@@ -75,6 +76,21 @@ def test_line_and_bar_figures(results):
     assert sorted(t.get_text() for t in ax.get_legend().get_texts()) == ["Bad", "Good (x)"]
     bars = figures["bars.png"].axes[0].patches
     assert [round(b.get_height(), 4) for b in bars] == [0.935, 0.535]  # n == 10 only
+
+
+def test_figure_tables_hold_the_drawn_points(results):
+    tables = figure_tables(results, REPORTING)
+    assert list(tables) == ["acc_vs_n", "bars"]
+    line = tables["acc_vs_n"].set_index(["method", "n"])
+    ax = plot_figures(results, REPORTING)["acc_vs_n.png"].axes[0]
+    good = next(c for c in ax.containers if c.get_label() == "Good (x)")
+    drawn = good.lines[0].get_ydata()
+    assert list(drawn) == list(line.loc["Good (x)"].sort_index()["accuracy_mean"])
+    # mean over draws of the per-draw task average, std over the 6 draws
+    assert line.loc[("Bad", 20), "accuracy_mean"] == pytest.approx(0.545)
+    assert line.loc[("Bad", 20), "accuracy_std"] == pytest.approx(0.0187083, abs=1e-6)
+    assert line.loc[("Bad", 20), "n_draws"] == 6
+    assert list(tables["bars"]["accuracy_mean"].round(4)) == [0.935, 0.535]
 
 
 def test_table_query_and_bad_figure_spec(results):

@@ -143,10 +143,30 @@ def summary_to_metrics(summary: pd.DataFrame, reporting: dict[str, Any]) -> dict
     return out
 
 
-def _line_figure(results: pd.DataFrame, spec: dict[str, Any], repeat_key) -> plt.Figure:
+def _figure_summaries(results: pd.DataFrame, reporting: dict[str, Any]):
+    """``(spec, summary)`` per entry of ``reporting.figures``: what the figure draws, mean and
+    std over repetitions of its metric(s) per point, as :func:`summarise` computes them."""
+    repeat_key = reporting.get("repeat_key")
+    for spec in reporting.get("figures", []) or []:
+        data = results.query(spec["query"]) if spec.get("query") else results
+        if data.empty:
+            raise ValueError(f"Figure {spec['name']!r}: no results match {spec.get('query')!r}.")
+        kind = spec.get("kind", "line")
+        if kind == "line":
+            group = [c for c in (spec.get("facet"), spec.get("hue", "method"), spec["x"]) if c]
+            metrics = [spec["y"]]
+        elif kind == "bar":
+            group = [spec["x"], spec.get("hue", "method")]
+            metrics = spec["y"] if isinstance(spec["y"], list) else [spec["y"]]
+        else:
+            raise ValueError(
+                f"Figure {spec['name']!r}: kind must be 'line' or 'bar'; got {kind!r}."
+            )
+        yield spec, summarise(data, group_by=group, metrics=metrics, repeat_key=repeat_key)
+
+
+def _line_figure(summary: pd.DataFrame, spec: dict[str, Any]) -> plt.Figure:
     x, y, hue, facet = spec["x"], spec["y"], spec.get("hue", "method"), spec.get("facet")
-    group = [c for c in (facet, hue, x) if c]
-    summary = summarise(results, group_by=group, metrics=[y], repeat_key=repeat_key)
     facets = sorted(summary[facet].unique()) if facet else [None]
     fig, axes = plt.subplots(
         1, len(facets), figsize=(5 * len(facets), 4), squeeze=False, sharey=True
@@ -174,10 +194,9 @@ def _line_figure(results: pd.DataFrame, spec: dict[str, Any], repeat_key) -> plt
     return fig
 
 
-def _bar_figure(results: pd.DataFrame, spec: dict[str, Any], repeat_key) -> plt.Figure:
+def _bar_figure(summary: pd.DataFrame, spec: dict[str, Any]) -> plt.Figure:
     x, hue = spec["x"], spec.get("hue", "method")
     metrics = spec["y"] if isinstance(spec["y"], list) else [spec["y"]]
-    summary = summarise(results, group_by=[x, hue], metrics=metrics, repeat_key=repeat_key)
     xs = list(dict.fromkeys(summary[x]))
     hues = list(dict.fromkeys(summary[hue]))
     width = 0.8 / max(len(hues), 1)
@@ -212,22 +231,17 @@ def plot_figures(results: pd.DataFrame, reporting: dict[str, Any]) -> dict[str, 
     mean and std are taken over repetitions, exactly as in the summary table.
     """
     figures: dict[str, plt.Figure] = {}
-    repeat_key = reporting.get("repeat_key")
-    for spec in reporting.get("figures", []) or []:
-        data = results.query(spec["query"]) if spec.get("query") else results
-        if data.empty:
-            raise ValueError(f"Figure {spec['name']!r}: no results match {spec.get('query')!r}.")
-        kind = spec.get("kind", "line")
-        if kind == "line":
-            fig = _line_figure(data, spec, repeat_key)
-        elif kind == "bar":
-            fig = _bar_figure(data, spec, repeat_key)
-        else:
-            raise ValueError(
-                f"Figure {spec['name']!r}: kind must be 'line' or 'bar'; got {kind!r}."
-            )
+    for spec, summary in _figure_summaries(results, reporting):
+        draw = _line_figure if spec.get("kind", "line") == "line" else _bar_figure
+        fig = draw(summary, spec)
         if spec.get("title"):
             fig.suptitle(spec["title"])
         fig.tight_layout()
         figures[f"{spec['name']}.png"] = fig
     return figures
+
+
+def figure_tables(results: pd.DataFrame, reporting: dict[str, Any]) -> dict[str, pd.DataFrame]:
+    """The numbers behind each figure of ``reporting.figures`` (one CSV each, named after it):
+    per point, the mean, std and count over repetitions that :func:`plot_figures` draws."""
+    return {spec["name"]: summary for spec, summary in _figure_summaries(results, reporting)}

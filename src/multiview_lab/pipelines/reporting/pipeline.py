@@ -2,12 +2,14 @@
 
 ``create_pipeline(namespace="gbc")`` reads ``gbc.results`` and ``params:gbc.reporting`` and
 writes ``gbc.summary`` (CSV), ``gbc.summary_md`` (Markdown), ``gbc.metrics`` (JSON, logged to
-MLflow as metrics) and, with ``figures=True``, ``gbc.figures`` (PNG figures).
+MLflow as metrics) and, with ``figures=True``, ``gbc.figures`` (PNG figures) and
+``gbc.figure_data`` (the numbers each figure draws, one CSV per figure).
 """
 
 from kedro.pipeline import Node, Pipeline
 
 from multiview_lab.pipelines.reporting.nodes import (
+    figure_tables,
     plot_figures,
     summarise_results,
     summary_to_markdown,
@@ -23,7 +25,7 @@ def create_pipeline(namespace: str, figures: bool = False, **kwargs) -> Pipeline
     namespace : str
         The method's namespace (its pipeline name); inputs and outputs are prefixed with it.
     figures : bool, default=False
-        Add the node drawing the ``reporting.figures`` PNGs.
+        Add the nodes drawing the ``reporting.figures`` PNGs and writing their data.
     """
     nodes = [
         Node(summarise_results, ["results", "params:reporting"], "summary", name="summarise"),
@@ -31,5 +33,8 @@ def create_pipeline(namespace: str, figures: bool = False, **kwargs) -> Pipeline
         Node(summary_to_metrics, ["summary", "params:reporting"], "metrics", name="metrics"),
     ]
     if figures:
-        nodes.append(Node(plot_figures, ["results", "params:reporting"], "figures", name="figures"))
+        nodes += [
+            Node(plot_figures, ["results", "params:reporting"], "figures", name="figures"),
+            Node(figure_tables, ["results", "params:reporting"], "figure_data", name="figure_data"),
+        ]
     return Pipeline(nodes, namespace=namespace, tags=["reporting"])
