@@ -108,6 +108,22 @@ def test_stopping_rule_and_duals():
     assert tiny.columns_.size <= 2
 
 
+def test_relative_epsilon_reaches_the_optimum_for_small_mu():
+    # With self-complement the master is scale-invariant below the largest feasible mu: the
+    # optimum at mu is (mu / mu0)^2 times the optimum at mu0. The spec's absolute epsilon is
+    # larger than the objective (>= mu^2) for small mu and stops early; the relative rule does not.
+    outputs, y = voter_problem(m=60, n_voters=10, seed=1)
+    big = CqBoostClassifier(1e-3, voters="precomputed").fit(outputs, y).objective_history_[-1]
+    target = big * (1e-5 / 1e-3) ** 2
+    rel = CqBoostClassifier(1e-5, voters="precomputed", epsilon_mode="relative").fit(outputs, y)
+    assert rel.stop_reason_ == "converged"
+    assert abs(rel.objective_history_[-1] / target - 1) <= 1e-6
+    absolute = CqBoostClassifier(1e-5, voters="precomputed").fit(outputs, y)
+    assert absolute.objective_history_[-1] / target - 1 > 1e-3
+    with pytest.raises(ValueError, match="epsilon_mode"):
+        CqBoostClassifier(1e-3, voters="precomputed", epsilon_mode="gap").fit(outputs, y)
+
+
 def test_first_column_is_best_mean_margin_and_infeasible_mu():
     outputs, y = voter_problem(seed=5)
     H = (2.0 * y - 1)[:, None] * outputs
@@ -239,6 +255,17 @@ def test_fusion_selects_gamma_mu_by_cv_and_predicts_with_cqboost():
     assert clf.score(Xt, yt) > 0.9  # the majority class alone scores about 0.7
     again = FusionCqAllClassifier(**SMALL, random_state=0).fit(Xs, y)
     np.testing.assert_array_equal(again.predict(Xt), clf.predict(Xt))
+
+
+def test_fusion_cv_counts_a_zero_vote_as_an_error():
+    """With gamma = 1e6 the RBF votes underflow to exactly 0 on held-out rows: the candidate
+    must score 0 (every prediction a tie, hence wrong, as the evaluation counts it), not the
+    share of the majority class it would get if a zero vote meant the negative class."""
+    Xs, y = fusion_views()
+    grid = dict(Cs=(1e-2, 1.0), gammas=(1e-1, 1e6), mus=(1e-4,))
+    clf = FusionCqAllClassifier(**grid, random_state=0).fit(Xs, y)
+    assert clf.cv_scores_[1, 0] == 0.0
+    assert clf.cv_scores_[0, 0] > 0.8 and clf.best_gamma_ == 0.1
 
 
 def test_fusion_sign_outputs_and_default_grids():

@@ -64,6 +64,7 @@ __all__ = [
 _VOTERS = ("rbf", "precomputed")
 _LEVEL1_OUTPUTS = ("decision", "sign")
 _LEVEL1_FITS = ("cross_fit", "in_sample")
+_EPSILON_MODES = ("absolute", "relative")
 
 
 class CqBoostInfeasibleError(ValueError):
@@ -278,7 +279,14 @@ class CqBoostResult:
 
 
 def cqboost_column_generation(
-    H, mu, *, self_complement=True, n_max_iterations=100, epsilon=1e-6, tol=1e-10
+    H,
+    mu,
+    *,
+    self_complement=True,
+    n_max_iterations=100,
+    epsilon=1e-6,
+    epsilon_mode="absolute",
+    tol=1e-10,
 ) -> CqBoostResult:
     """Run CqBoost's column generation on a margin matrix (PB-MVBoost spec §5.3).
 
@@ -295,6 +303,12 @@ def cqboost_column_generation(
         Largest number of columns.
     epsilon : float, default=1e-6
         Stop when the best column's score is ``≤ ν + ε`` (spec ``ε_cg``).
+    epsilon_mode : {"absolute", "relative"}, default="absolute"
+        ``"absolute"``: the spec's rule, ``score ≤ ν + ε``. ``"relative"``: ``score ≤ ν + ε F``
+        with ``F`` the current master objective. ``score − ν`` bounds the duality gap of the full
+        master (``F(q) − F* ≤ max_j score_j − ν``), and ``F ≥ μ²`` scales as ``μ²``, so the
+        absolute rule stops arbitrarily far from the optimum for small ``μ`` (for ``μ ≤ 1e-3``
+        ``ε = 1e-6`` exceeds the objective itself); the relative rule bounds the relative gap.
     tol : float, default=1e-10
         Tolerance of the master QP solver.
 
@@ -308,6 +322,7 @@ def cqboost_column_generation(
         If even the voter with the largest mean margin has a mean margin below ``mu``
         (then no distribution over the voters is feasible).
     """
+    check_option("epsilon_mode", epsilon_mode, _EPSILON_MODES)
     H = np.asarray(H, dtype=float)
     m, n_base = H.shape
     n_columns = 2 * n_base if self_complement else n_base
@@ -326,7 +341,8 @@ def cqboost_column_generation(
         scores = np.concatenate([s, -s]) if self_complement else s
         scores[chosen] = -np.inf
         j = int(np.argmax(scores))
-        if J and scores[j] <= nu + epsilon:
+        threshold = epsilon * objective[-1] if J and epsilon_mode == "relative" else epsilon
+        if J and scores[j] <= nu + threshold:
             stop_reason = "converged"
             break
         if len(J) == n_columns:
@@ -420,6 +436,9 @@ class CqBoostClassifier(ClassifierMixin, BaseEstimator):
         Largest number of column generation iterations (= columns).
     epsilon : float, default=1e-6
         Column generation stops when no column prices above ``ν + ε`` (spec ``ε_cg``).
+    epsilon_mode : {"absolute", "relative"}, default="absolute"
+        ``"relative"``: stop when no column prices above ``ν + ε F``, ``F`` the current master
+        objective (a relative duality gap; see :func:`cqboost_column_generation`).
     tol : float, default=1e-10
         Tolerance of the master QP (multipliers, tightness).
 
@@ -475,6 +494,7 @@ class CqBoostClassifier(ClassifierMixin, BaseEstimator):
         self_complement=True,
         n_max_iterations=100,
         epsilon=1e-6,
+        epsilon_mode="absolute",
         tol=1e-10,
     ):
         self.mu = mu
@@ -483,10 +503,12 @@ class CqBoostClassifier(ClassifierMixin, BaseEstimator):
         self.self_complement = self_complement
         self.n_max_iterations = n_max_iterations
         self.epsilon = epsilon
+        self.epsilon_mode = epsilon_mode
         self.tol = tol
 
     def _validate_params(self):
         check_option("voters", self.voters, _VOTERS)
+        check_option("epsilon_mode", self.epsilon_mode, _EPSILON_MODES)
         _check_positive("mu", self.mu, allow_zero=True)
         _check_positive("gamma", self.gamma)
         _check_positive("n_max_iterations", self.n_max_iterations, integer=True)
@@ -516,6 +538,7 @@ class CqBoostClassifier(ClassifierMixin, BaseEstimator):
             self_complement=self.self_complement,
             n_max_iterations=self.n_max_iterations,
             epsilon=self.epsilon,
+            epsilon_mode=self.epsilon_mode,
             tol=self.tol,
         )
         self.columns_ = res.columns
@@ -559,8 +582,11 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
     row), standardised with the training mean and standard deviation, and form ``z ∈ R^{|Cs| V}``.
     Level 2 [derived reading, spec §5.3]: :class:`CqBoostClassifier` with self-complemented RBF
     voters ``h_j(z) = y_j exp(−γ ||z_j − z||²)``; ``γ ∈ gammas`` and ``μ ∈ mus`` are chosen by
-    stratified ``cv_level2``-fold cross-validation accuracy on the level-2 training set (ties go to
-    the smallest ``γ``, then the smallest ``μ``; a ``μ`` that no voter reaches on a fold is skipped).
+    stratified ``cv_level2``-fold cross-validation accuracy on the level-2 training set (a zero vote
+    counts as an error; ties go to the smallest ``γ``, then the smallest ``μ``; a ``μ`` that no voter
+    reaches on a fold is skipped). Column generation stops on a relative duality gap
+    (``epsilon_mode="relative"``): the spec's absolute ``ε_cg`` is larger than the master objective
+    (``≥ μ²``) for ``μ ≤ 1e-3`` and stopped CqBoost on degenerate votes.
     At predict time ``z`` comes from SVMs refitted on the whole training set.
 
     The estimator expects features already scaled to a unit range (the PB-MVBoost pipeline divides
@@ -593,6 +619,8 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
         ``dual`` of :class:`~sklearn.svm.LinearSVC` (primal when there are more samples than features).
     n_max_iterations, epsilon, tol :
         Passed to :class:`CqBoostClassifier`.
+    epsilon_mode : {"relative", "absolute"}, default="relative"
+        Passed to :class:`CqBoostClassifier`; ``"absolute"`` is the spec's literal rule.
     random_state : int, RandomState or None, default=None
         Seeds the cross-validation splits and the SVMs.
 
@@ -649,6 +677,7 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
         svm_dual="auto",
         n_max_iterations=100,
         epsilon=1e-6,
+        epsilon_mode="relative",
         tol=1e-10,
         random_state=None,
     ):
@@ -664,6 +693,7 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
         self.svm_dual = svm_dual
         self.n_max_iterations = n_max_iterations
         self.epsilon = epsilon
+        self.epsilon_mode = epsilon_mode
         self.tol = tol
         self.random_state = random_state
 
@@ -671,6 +701,7 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
         check_option("level1_output", self.level1_output, _LEVEL1_OUTPUTS)
         check_option("level1_fit", self.level1_fit, _LEVEL1_FITS)
         check_option("svm_dual", self.svm_dual, ("auto", True, False))
+        check_option("epsilon_mode", self.epsilon_mode, _EPSILON_MODES)
         for name in ("cv_level1", "cv_level2"):
             value = getattr(self, name)
             _check_positive(name, value, integer=True)
@@ -734,7 +765,8 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
     def _select_gamma_mu(self, z, y_pm, gammas, mus, rng):
         """Mean accuracy of every (γ, μ) over stratified folds.
 
-        A candidate is NaN (excluded from the choice) if μ is infeasible on a fold or if the
+        A zero vote on a held-out row counts as an error. A candidate is NaN (excluded from the
+        choice) if μ is infeasible on a fold or if the
         master QP's active-set solver does not converge on a fold (logged as a warning): a
         candidate that cannot be solved on the training folds is not selected.
         """
@@ -755,6 +787,7 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
                             mu,
                             n_max_iterations=self.n_max_iterations,
                             epsilon=self.epsilon,
+                            epsilon_mode=self.epsilon_mode,
                             tol=self.tol,
                         )
                     except CqBoostInfeasibleError:
@@ -771,7 +804,11 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
                         scores[a, b] = np.nan
                         continue
                     coef = _column_coefficients(res.columns, res.q, train.size, y_tr)
-                    pred = np.where(K_test @ coef > 0, 1.0, -1.0)
+                    # A zero vote is a wrong prediction, as in the evaluation (tie_policy="error"):
+                    # with a large gamma the RBF votes underflow to exactly 0 away from the
+                    # chosen voters, and counting those ties as the negative (majority) class
+                    # let such a candidate win the selection and tie on most test points.
+                    pred = np.sign(K_test @ coef)
                     scores[a, b] += np.mean(pred == y_pm[test]) / k
         return scores
 
@@ -818,6 +855,7 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
             gamma=self.best_gamma_,
             n_max_iterations=self.n_max_iterations,
             epsilon=self.epsilon,
+            epsilon_mode=self.epsilon_mode,
             tol=self.tol,
         ).fit(z, y_pm)
         return self
