@@ -108,27 +108,20 @@ def test_stopping_rule_and_duals():
     assert tiny.columns_.size <= 2
 
 
-def test_relative_tolerances_reach_the_optimum_for_small_mu():
+def test_relative_epsilon_reaches_the_optimum_for_small_mu():
     # With self-complement the master is scale-invariant below the largest feasible mu: the
     # optimum at mu is (mu / mu0)^2 times the optimum at mu0. The spec's absolute epsilon is
     # larger than the objective (>= mu^2) for small mu and stops early; the relative rule does not.
     outputs, y = voter_problem(m=60, n_voters=10, seed=1)
     big = CqBoostClassifier(1e-3, voters="precomputed").fit(outputs, y).objective_history_[-1]
     target = big * (1e-5 / 1e-3) ** 2
-    rel = CqBoostClassifier(1e-5, voters="precomputed", tolerance_mode="relative").fit(outputs, y)
+    rel = CqBoostClassifier(1e-5, voters="precomputed", epsilon_mode="relative").fit(outputs, y)
     assert rel.stop_reason_ == "converged"
     assert abs(rel.objective_history_[-1] / target - 1) <= 1e-6
     absolute = CqBoostClassifier(1e-5, voters="precomputed").fit(outputs, y)
     assert absolute.objective_history_[-1] / target - 1 > 1e-3
-    # the master QP's multipliers scale as mu: an absolute 1e-10 stops on a non-optimal face
-    # for mu = 1e-9 even with the pricing rule out of the way (epsilon ~ 0); relative does not
-    target = big * (1e-9 / 1e-3) ** 2
-    rel = CqBoostClassifier(1e-9, voters="precomputed", tolerance_mode="relative").fit(outputs, y)
-    assert abs(rel.objective_history_[-1] / target - 1) <= 1e-6
-    absolute = CqBoostClassifier(1e-9, voters="precomputed", epsilon=1e-40).fit(outputs, y)
-    assert absolute.objective_history_[-1] / target - 1 > 1e-3
-    with pytest.raises(ValueError, match="tolerance_mode"):
-        CqBoostClassifier(1e-3, voters="precomputed", tolerance_mode="gap").fit(outputs, y)
+    with pytest.raises(ValueError, match="epsilon_mode"):
+        CqBoostClassifier(1e-3, voters="precomputed", epsilon_mode="gap").fit(outputs, y)
 
 
 def test_first_column_is_best_mean_margin_and_infeasible_mu():

@@ -64,7 +64,7 @@ __all__ = [
 _VOTERS = ("rbf", "precomputed")
 _LEVEL1_OUTPUTS = ("decision", "sign")
 _LEVEL1_FITS = ("cross_fit", "in_sample")
-_TOLERANCE_MODES = ("absolute", "relative")
+_EPSILON_MODES = ("absolute", "relative")
 
 
 class CqBoostInfeasibleError(ValueError):
@@ -109,9 +109,7 @@ def _solve_kkt(K: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     return np.linalg.lstsq(K, rhs, rcond=None)[0]
 
 
-def solve_master_qp(
-    G, c, mu, q0, *, margin_active=None, warm=False, tol=1e-10, relative_tol=False, max_iter=None
-):
+def solve_master_qp(G, c, mu, q0, *, margin_active=None, warm=False, tol=1e-10, max_iter=None):
     """Solve the restricted master QP of CqBoost by a primal active-set method.
 
     Solves ``min_q qᵀ G q`` subject to ``1ᵀq = 1``, ``q ≥ 0`` and ``cᵀq ≥ μ``: the restricted
@@ -138,11 +136,6 @@ def solve_master_qp(
         appended), so the first KKT solve can be skipped.
     tol : float, default=1e-10
         Tolerance on the Lagrange multipliers (optimality) and on the tightness of constraints.
-    relative_tol : bool, default=False
-        Compare the multipliers with ``tol`` times the gradient's largest entry instead of ``tol``.
-        The objective scales as ``μ²`` and its gradient and multipliers as ``μ``: for ``μ ≤ 1e-6``
-        the multipliers are all below an absolute ``1e-10``, and the solver stops on a face that
-        is not optimal (seen: a training accuracy of .53 against .99 with the relative test).
     max_iter : int or None, default=None
         Largest number of active-set iterations (default ``10 k + 50``).
 
@@ -229,14 +222,10 @@ def solve_master_qp(
         lam_bounds[free] = np.inf
         j = int(np.argmin(lam_bounds))
         stationary, lam = False, None
-        # multipliers of the bounds compare with the gradient, that of the margin row with
-        # the gradient over the size of c (beta * c has the gradient's scale)
-        scale = max(float(np.abs(g).max()), 1e-300) if relative_tol else 1.0
-        beta_scale = scale / max(float(np.abs(cF).max()), 1e-300) if relative_tol else 1.0
-        if use_margin and beta < -tol * beta_scale and beta <= lam_bounds[j]:
+        if use_margin and beta < -tol and beta <= lam_bounds[j]:
             margin_active = False
             continue
-        if lam_bounds[j] < -tol * scale:
+        if lam_bounds[j] < -tol:
             free[j] = True
             continue
         q = np.maximum(q, 0.0)
@@ -296,7 +285,7 @@ def cqboost_column_generation(
     self_complement=True,
     n_max_iterations=100,
     epsilon=1e-6,
-    tolerance_mode="absolute",
+    epsilon_mode="absolute",
     tol=1e-10,
 ) -> CqBoostResult:
     """Run CqBoost's column generation on a margin matrix (PB-MVBoost spec §5.3).
@@ -314,15 +303,12 @@ def cqboost_column_generation(
         Largest number of columns.
     epsilon : float, default=1e-6
         Stop when the best column's score is ``≤ ν + ε`` (spec ``ε_cg``).
-    tolerance_mode : {"absolute", "relative"}, default="absolute"
-        ``"absolute"``: the spec's rule, ``score ≤ ν + ε``, and the master QP's multipliers
-        compared with ``tol``. ``"relative"``: ``score ≤ ν + ε F`` with ``F`` the current master
-        objective, and the multipliers compared with ``tol`` times the gradient's scale
-        (:func:`solve_master_qp` ``relative_tol``). ``score − ν`` bounds the duality gap of the
-        full master (``F(q) − F* ≤ max_j score_j − ν``), ``F ≥ μ²`` scales as ``μ²`` and the
-        multipliers as ``μ``, so absolute tolerances stop arbitrarily far from the optimum for
-        small ``μ`` (for ``μ ≤ 1e-3`` ``ε = 1e-6`` exceeds the objective itself); relative ones
-        bound the relative gap whatever ``μ``.
+    epsilon_mode : {"absolute", "relative"}, default="absolute"
+        ``"absolute"``: the spec's rule, ``score ≤ ν + ε``. ``"relative"``: ``score ≤ ν + ε F``
+        with ``F`` the current master objective. ``score − ν`` bounds the duality gap of the full
+        master (``F(q) − F* ≤ max_j score_j − ν``), and ``F ≥ μ²`` scales as ``μ²``, so the
+        absolute rule stops arbitrarily far from the optimum for small ``μ`` (for ``μ ≤ 1e-3``
+        ``ε = 1e-6`` exceeds the objective itself); the relative rule bounds the relative gap.
     tol : float, default=1e-10
         Tolerance of the master QP solver.
 
@@ -336,7 +322,7 @@ def cqboost_column_generation(
         If even the voter with the largest mean margin has a mean margin below ``mu``
         (then no distribution over the voters is feasible).
     """
-    check_option("tolerance_mode", tolerance_mode, _TOLERANCE_MODES)
+    check_option("epsilon_mode", epsilon_mode, _EPSILON_MODES)
     H = np.asarray(H, dtype=float)
     m, n_base = H.shape
     n_columns = 2 * n_base if self_complement else n_base
@@ -355,7 +341,7 @@ def cqboost_column_generation(
         scores = np.concatenate([s, -s]) if self_complement else s
         scores[chosen] = -np.inf
         j = int(np.argmax(scores))
-        threshold = epsilon * objective[-1] if J and tolerance_mode == "relative" else epsilon
+        threshold = epsilon * objective[-1] if J and epsilon_mode == "relative" else epsilon
         if J and scores[j] <= nu + threshold:
             stop_reason = "converged"
             break
@@ -391,7 +377,6 @@ def cqboost_column_generation(
             margin_active=margin_active,
             warm=k > 0,
             tol=tol,
-            relative_tol=tolerance_mode == "relative",
         )
         gamma = cols[:, : k + 1] @ q
         alpha = (beta - 2.0 * gamma) / m
@@ -451,10 +436,9 @@ class CqBoostClassifier(ClassifierMixin, BaseEstimator):
         Largest number of column generation iterations (= columns).
     epsilon : float, default=1e-6
         Column generation stops when no column prices above ``ν + ε`` (spec ``ε_cg``).
-    tolerance_mode : {"absolute", "relative"}, default="absolute"
+    epsilon_mode : {"absolute", "relative"}, default="absolute"
         ``"relative"``: stop when no column prices above ``ν + ε F``, ``F`` the current master
-        objective (a relative duality gap), and test the master QP's multipliers relative to its
-        gradient (see :func:`cqboost_column_generation`).
+        objective (a relative duality gap; see :func:`cqboost_column_generation`).
     tol : float, default=1e-10
         Tolerance of the master QP (multipliers, tightness).
 
@@ -510,7 +494,7 @@ class CqBoostClassifier(ClassifierMixin, BaseEstimator):
         self_complement=True,
         n_max_iterations=100,
         epsilon=1e-6,
-        tolerance_mode="absolute",
+        epsilon_mode="absolute",
         tol=1e-10,
     ):
         self.mu = mu
@@ -519,12 +503,12 @@ class CqBoostClassifier(ClassifierMixin, BaseEstimator):
         self.self_complement = self_complement
         self.n_max_iterations = n_max_iterations
         self.epsilon = epsilon
-        self.tolerance_mode = tolerance_mode
+        self.epsilon_mode = epsilon_mode
         self.tol = tol
 
     def _validate_params(self):
         check_option("voters", self.voters, _VOTERS)
-        check_option("tolerance_mode", self.tolerance_mode, _TOLERANCE_MODES)
+        check_option("epsilon_mode", self.epsilon_mode, _EPSILON_MODES)
         _check_positive("mu", self.mu, allow_zero=True)
         _check_positive("gamma", self.gamma)
         _check_positive("n_max_iterations", self.n_max_iterations, integer=True)
@@ -554,7 +538,7 @@ class CqBoostClassifier(ClassifierMixin, BaseEstimator):
             self_complement=self.self_complement,
             n_max_iterations=self.n_max_iterations,
             epsilon=self.epsilon,
-            tolerance_mode=self.tolerance_mode,
+            epsilon_mode=self.epsilon_mode,
             tol=self.tol,
         )
         self.columns_ = res.columns
@@ -600,10 +584,9 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
     voters ``h_j(z) = y_j exp(−γ ||z_j − z||²)``; ``γ ∈ gammas`` and ``μ ∈ mus`` are chosen by
     stratified ``cv_level2``-fold cross-validation accuracy on the level-2 training set (a zero vote
     counts as an error; ties go to the smallest ``γ``, then the smallest ``μ``; a ``μ`` that no voter
-    reaches on a fold is skipped). Tolerances are relative to the problem's scale
-    (``tolerance_mode="relative"``): the spec's absolute ``ε_cg`` is larger than the master objective
-    (``≥ μ²``) for ``μ ≤ 1e-3``, and the QP's absolute multiplier tolerance larger than the
-    multipliers (``∝ μ``) for ``μ ≤ 1e-6``; both stopped CqBoost on degenerate votes.
+    reaches on a fold is skipped). Column generation stops on a relative duality gap
+    (``epsilon_mode="relative"``): the spec's absolute ``ε_cg`` is larger than the master objective
+    (``≥ μ²``) for ``μ ≤ 1e-3`` and stopped CqBoost on degenerate votes.
     At predict time ``z`` comes from SVMs refitted on the whole training set.
 
     The estimator expects features already scaled to a unit range (the PB-MVBoost pipeline divides
@@ -636,8 +619,8 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
         ``dual`` of :class:`~sklearn.svm.LinearSVC` (primal when there are more samples than features).
     n_max_iterations, epsilon, tol :
         Passed to :class:`CqBoostClassifier`.
-    tolerance_mode : {"relative", "absolute"}, default="relative"
-        Passed to :class:`CqBoostClassifier`; ``"absolute"`` is the spec's literal reading.
+    epsilon_mode : {"relative", "absolute"}, default="relative"
+        Passed to :class:`CqBoostClassifier`; ``"absolute"`` is the spec's literal rule.
     random_state : int, RandomState or None, default=None
         Seeds the cross-validation splits and the SVMs.
 
@@ -694,7 +677,7 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
         svm_dual="auto",
         n_max_iterations=100,
         epsilon=1e-6,
-        tolerance_mode="relative",
+        epsilon_mode="relative",
         tol=1e-10,
         random_state=None,
     ):
@@ -710,7 +693,7 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
         self.svm_dual = svm_dual
         self.n_max_iterations = n_max_iterations
         self.epsilon = epsilon
-        self.tolerance_mode = tolerance_mode
+        self.epsilon_mode = epsilon_mode
         self.tol = tol
         self.random_state = random_state
 
@@ -718,7 +701,7 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
         check_option("level1_output", self.level1_output, _LEVEL1_OUTPUTS)
         check_option("level1_fit", self.level1_fit, _LEVEL1_FITS)
         check_option("svm_dual", self.svm_dual, ("auto", True, False))
-        check_option("tolerance_mode", self.tolerance_mode, _TOLERANCE_MODES)
+        check_option("epsilon_mode", self.epsilon_mode, _EPSILON_MODES)
         for name in ("cv_level1", "cv_level2"):
             value = getattr(self, name)
             _check_positive(name, value, integer=True)
@@ -804,7 +787,7 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
                             mu,
                             n_max_iterations=self.n_max_iterations,
                             epsilon=self.epsilon,
-                            tolerance_mode=self.tolerance_mode,
+                            epsilon_mode=self.epsilon_mode,
                             tol=self.tol,
                         )
                     except CqBoostInfeasibleError:
@@ -872,7 +855,7 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
             gamma=self.best_gamma_,
             n_max_iterations=self.n_max_iterations,
             epsilon=self.epsilon,
-            tolerance_mode=self.tolerance_mode,
+            epsilon_mode=self.epsilon_mode,
             tol=self.tol,
         ).fit(z, y_pm)
         return self
