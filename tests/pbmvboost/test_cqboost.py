@@ -332,3 +332,41 @@ def test_a_gamma_mu_whose_master_qp_does_not_converge_is_excluded(monkeypatch, c
     assert clf.best_mu_ != bad_mu
     assert "excluded from the level-2 selection" in caplog.text
     assert issubclass(cqboost.CqBoostConvergenceError, RuntimeError)
+
+
+def test_a_candidate_that_fails_on_all_rows_gives_way_to_the_next_by_cv(monkeypatch, caplog):
+    """Seen on a paper-protocol draw (n = 200): the chosen mu was feasible on every CV training
+    fold but not on all rows (a voter's mean margin changes with m). The next candidate by CV
+    accuracy is fitted instead, with a warning; if none can be fitted, the error names them."""
+    from multiview_lab.pbmvboost import cqboost
+
+    Xs, y = fusion_views()
+    plain = FusionCqAllClassifier(**SMALL, random_state=0).fit(Xs, y)
+    assert plain.level2_rejected_ == []
+    best = (plain.best_gamma_, plain.best_mu_)
+    scores = plain.cv_scores_.ravel()
+    second = np.lexsort((np.arange(scores.size), -scores))[1]
+    a, b = np.unravel_index(second, plain.cv_scores_.shape)
+    real_fit = cqboost.CqBoostClassifier.fit
+
+    def fails_on_best(self, X, y_):
+        if (self.gamma, self.mu) == best and X.shape[0] == 150:
+            raise cqboost.CqBoostInfeasibleError(f"mu={self.mu} is infeasible")
+        return real_fit(self, X, y_)
+
+    monkeypatch.setattr(cqboost.CqBoostClassifier, "fit", fails_on_best)
+    with caplog.at_level("WARNING", logger="multiview_lab.pbmvboost.cqboost"):
+        clf = FusionCqAllClassifier(**SMALL, random_state=0).fit(Xs, y)
+    np.testing.assert_array_equal(clf.cv_scores_, plain.cv_scores_)
+    assert (clf.best_gamma_, clf.best_mu_) == (SMALL["gammas"][a], SMALL["mus"][b])
+    assert [r[:2] for r in clf.level2_rejected_] == [best]
+    assert "fitting the next candidate" in caplog.text
+
+    def always_fails(self, X, y_):
+        if X.shape[0] == 150:
+            raise cqboost.CqBoostConvergenceError("did not converge")
+        return real_fit(self, X, y_)
+
+    monkeypatch.setattr(cqboost.CqBoostClassifier, "fit", always_fails)
+    with pytest.raises(cqboost.CqBoostConvergenceError, match="no .gamma, mu. candidate"):
+        FusionCqAllClassifier(**SMALL, random_state=0).fit(Xs, y)

@@ -641,6 +641,10 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
     cv_scores_ : ndarray of shape (len(gammas), len(mus))
         Mean level-2 cross-validation accuracy (NaN where ``μ`` was infeasible on a fold).
     best_gamma_, best_mu_ : float
+        The best candidate by CV accuracy that can be fitted on all training rows.
+    level2_rejected_ : list of (gamma, mu, reason)
+        Better candidates by CV accuracy whose fit on all training rows failed (``μ`` infeasible
+        there, or the master QP did not converge); usually empty.
     cqboost_ : CqBoostClassifier
         Level-2 model fitted on all (cross-fitted) level-1 outputs.
     n_svm_convergence_warnings_ : int
@@ -842,7 +846,41 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
                 f"Every mu in {mus.tolist()} is infeasible for every gamma: no RBF voter reaches the "
                 "required mean margin. Use smaller mus."
             )
-        a, b = np.unravel_index(np.nanargmax(self.cv_scores_), self.cv_scores_.shape)
+        # Candidates by CV accuracy, ties to the smallest gamma, then the smallest mu. A mu
+        # feasible on every training fold can be infeasible on all rows (a voter's mean margin
+        # changes with m), and the master QP can fail to converge: the next candidate is fitted.
+        scores = self.cv_scores_.ravel()
+        order = [i for i in np.lexsort((np.arange(scores.size), -scores)) if np.isfinite(scores[i])]
+        self.level2_rejected_ = []
+        for i in order:
+            a, b = np.unravel_index(i, self.cv_scores_.shape)
+            level2 = CqBoostClassifier(
+                float(mus[b]),
+                gamma=float(gammas[a]),
+                n_max_iterations=self.n_max_iterations,
+                epsilon=self.epsilon,
+                epsilon_mode=self.epsilon_mode,
+                tol=self.tol,
+            )
+            try:
+                with threadpool_limits(limits=1, user_api="blas"):
+                    self.cqboost_ = level2.fit(z, y_pm)
+            except (CqBoostInfeasibleError, CqBoostConvergenceError) as exc:
+                logger.warning(
+                    "Fusion_Cq^all: (gamma=%g, mu=%g) fails on all training rows (%s); "
+                    "fitting the next candidate by CV accuracy.",
+                    gammas[a],
+                    mus[b],
+                    exc,
+                )
+                self.level2_rejected_.append((float(gammas[a]), float(mus[b]), str(exc)))
+                continue
+            break
+        else:
+            raise CqBoostConvergenceError(
+                "Fusion_Cq^all: no (gamma, mu) candidate can be fitted on all training rows: "
+                + "; ".join(f"({g:g}, {m:g}): {e}" for g, m, e in self.level2_rejected_)
+            )
         self.best_gamma_, self.best_mu_ = float(gammas[a]), float(mus[b])
         logger.info(
             "Fusion_Cq^all: gamma=%g, mu=%g (CV accuracy %.4f)",
@@ -850,14 +888,6 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
             self.best_mu_,
             self.cv_scores_[a, b],
         )
-        self.cqboost_ = CqBoostClassifier(
-            self.best_mu_,
-            gamma=self.best_gamma_,
-            n_max_iterations=self.n_max_iterations,
-            epsilon=self.epsilon,
-            epsilon_mode=self.epsilon_mode,
-            tol=self.tol,
-        ).fit(z, y_pm)
         return self
 
     def transform_level1(self, Xs):
