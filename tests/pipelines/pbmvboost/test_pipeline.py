@@ -65,6 +65,12 @@ def test_catalog_outputs(pbmvboost_smoke_project):
     assert (pb["train_gibbs_risk"] < 0.5).all()
     assert pb["train_multiview_cbound"].between(-1e-12, 1).all()
     assert (pb["train_majority_vote_risk"] <= pb["train_multiview_cbound"] + 1e-12).all()
+    # Table 1 beside the paper's: the smoke run (n = 100) has no result at the paper's n = 500
+    paper = pd.read_csv(out / "08_reporting/pbmvboost/table1_vs_paper.csv")
+    assert len(paper) == 2 * 9 and paper["accuracy_ours"].isna().all()
+    assert paper.set_index(["dataset", "method"]).loc[("MNIST1", "PB-MVBoost"), "f1_published"] == (
+        0.8066
+    )
     traj = pd.read_csv(out / "07_model_output/pbmvboost/trajectories.csv")
     assert traj["iteration"].max() == 10
     assert (out / "03_primary/pbmvboost/views.npz").exists()
@@ -79,7 +85,11 @@ def test_mlflow_run_finished_with_params_metrics_artifacts_models(pbmvboost_smok
     assert run.data.params["pbmvboost.methods.PB-MVBoost.params.n_estimators"] == "10"
     assert "MNIST1/PB-MVBoost/100/accuracy_mean" in run.data.metrics
     artifacts = {a.path for a in client.list_artifacts(run.info.run_id, "08_reporting/pbmvboost")}
-    assert {"08_reporting/pbmvboost/table1.csv", "08_reporting/pbmvboost/figure4.png"} <= artifacts
+    assert {
+        "08_reporting/pbmvboost/table1.csv",
+        "08_reporting/pbmvboost/table1_vs_paper.md",
+        "08_reporting/pbmvboost/figure4.png",
+    } <= artifacts
     data = {
         a.path for a in client.list_artifacts(run.info.run_id, "08_reporting/pbmvboost/figure_data")
     }

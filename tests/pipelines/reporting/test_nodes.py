@@ -4,6 +4,7 @@ import pandas as pd
 import pytest
 
 from multiview_lab.pipelines.reporting.nodes import (
+    compare_with_reference,
     figure_tables,
     plot_figures,
     summarise_results,
@@ -128,3 +129,97 @@ def test_markdown_digits_per_metric(results):
     )
     with pytest.raises(ValueError, match="not in reporting.metrics"):
         summary_to_markdown(summary, {**rep, "digits": {"f1": 1}})
+
+
+def _reference(values, tolerance=None):
+    return {
+        "group_by": ["dataset", "method", "n"],
+        "metrics": ["accuracy", "f1"],
+        "reference": {"source": "Paper, Table 1", "tolerance": tolerance or {}, "values": values},
+    }
+
+
+@pytest.fixture
+def summary():
+    return pd.DataFrame(
+        {
+            "dataset": ["D", "D", "E"],
+            "method": ["A", "B", "A"],
+            "n": [500, 500, 500],
+            "accuracy_mean": [0.95, 0.90, 0.80],
+            "accuracy_std": [0.01, 0.02, 0.03],
+            "f1_mean": [0.70, 0.60, 0.50],
+            "f1_std": [0.05, 0.04, 0.03],
+            "accuracy_worse": [False, True, False],
+            "f1_worse": [False, True, False],
+        }
+    )
+
+
+def test_reference_comparison_differences_and_flags(summary):
+    values = [
+        {"dataset": "D", "method": "A", "n": 500, "accuracy": 0.945, "f1": 0.80,
+         "accuracy_std": 0.002, "accuracy_worse": False},
+        {"dataset": "D", "method": "B", "n": 500, "accuracy": 0.92, "f1": 0.61,
+         "accuracy_std": 0.001, "accuracy_worse": False},
+    ]  # fmt: skip
+    table, md = compare_with_reference(
+        summary, _reference(values, tolerance={"accuracy": 0.01, "f1": 0.03})
+    )
+    assert list(table["method"]) == ["A", "B"]  # one row per record, in their order
+    assert table["accuracy_diff"].tolist() == pytest.approx([0.005, -0.02])
+    assert table["f1_diff"].tolist() == pytest.approx([-0.10, -0.01])
+    assert table["accuracy_beyond"].tolist() == [False, True]
+    assert table["f1_beyond"].tolist() == [True, False]
+    assert table["accuracy_ours_std"].tolist() == [0.01, 0.02]
+    assert table["accuracy_published_std"].tolist() == [0.002, 0.001]
+    # Significance is set side by side where the reference gives it (accuracy, not f1).
+    assert table["accuracy_worse_ours"].tolist() == [False, True]
+    assert table["accuracy_worse_published"].tolist() == [False, False]
+    assert "f1_worse_ours" not in table
+    assert "| D | A | 500 | .9500 ± .0100 (.9450 ± .0020) | .7000 ± .0500 (.8000) * |" in md
+    assert "| D | B | 500 | .9000 ± .0200 ↓ (.9200 ± .0010) * | .6000 ± .0400 (.6100) |" in md
+    assert "Paper, Table 1" in md and "accuracy 0.01" in md
+
+
+def test_reference_comparison_without_tolerance_flags_nothing(summary):
+    values = [{"dataset": "D", "method": "A", "n": 500, "accuracy": 0.5}]
+    table, _ = compare_with_reference(summary, _reference(values))
+    assert not table["accuracy_beyond"].any()
+    assert table["accuracy_diff"].tolist() == pytest.approx([0.45])
+
+
+def test_reference_record_without_result_is_kept_and_logged(summary, caplog):
+    values = [
+        {"dataset": "D", "method": "A", "n": 500, "accuracy": 0.95},
+        {"dataset": "D", "method": "Missing", "n": 500, "accuracy": 0.9},
+    ]
+    with caplog.at_level("WARNING"):
+        table, md = compare_with_reference(
+            summary, _reference(values, tolerance={"accuracy": 0.01})
+        )
+    assert table["accuracy_ours"].isna().tolist() == [False, True]
+    assert not table["accuracy_beyond"].iloc[1]  # no result: nothing to flag
+    assert "| D | Missing | 500 | – (.9000) |" in md
+    assert "Missing" in caplog.text
+
+
+def test_reference_keys_match_whatever_their_type(summary):
+    values = [{"dataset": "D", "method": "A", "n": "500", "accuracy": 0.95}]
+    table, _ = compare_with_reference(summary, _reference(values))
+    assert table["accuracy_ours"].tolist() == [0.95]
+
+
+@pytest.mark.parametrize(
+    ("values", "tolerance", "match"),
+    [
+        ([{"dataset": "D", "method": "A", "n": 500, "precision": 0.9}], {}, "precision"),
+        ([{"dataset": "D", "accuracy": 0.9}], {}, "several rows per reference key"),
+        ([{"method": "A", "n": 500, "accuracy": 0.9}] * 2, {}, "repeats"),
+        ([{"dataset": "D", "method": "A", "n": 500, "accuracy": 0.9}], {"f1": 0.1}, "f1"),
+        ([], {}, "must list"),
+    ],
+)
+def test_reference_bad_configuration(summary, values, tolerance, match):
+    with pytest.raises(ValueError, match=match):
+        compare_with_reference(summary, _reference(values, tolerance))

@@ -33,4 +33,4 @@ def create_pipeline(**kwargs) -> Pipeline:
         namespace="pbmvboost",
         inputs={"mnist_raw"},
     )
-    return method + reporting.create_pipeline(namespace="pbmvboost", figures=True)
+    return method + reporting.create_pipeline(namespace="pbmvboost", figures=True, reference=True)

@@ -19,6 +19,11 @@ columns; see :mod:`multiview_lab.evaluation`) and the method's ``reporting`` par
       figures:                        # optional: PNGs, lines against a swept key or bars
         - {name: accuracy_vs_n, x: n_train, y: accuracy, hue: method, facet: dataset}
         - {name: time, kind: bar, x: dataset, y: [accuracy, fit_time_s], query: "n_train == 500"}
+      reference:                      # optional: published values to set the summary against
+        source: "Goyal et al. (2019), Table 1"
+        tolerance: {accuracy: 0.01}   # |ours - published| beyond this is flagged
+        values:                       # one record per published cell row; keys from group_by
+          - {dataset: MNIST1, method: Mono, accuracy: 0.9034}
 """
 
 from __future__ import annotations
@@ -245,3 +250,158 @@ def figure_tables(results: pd.DataFrame, reporting: dict[str, Any]) -> dict[str,
     """The numbers behind each figure of ``reporting.figures`` (one CSV each, named after it):
     per point, the mean, std and count over repetitions that :func:`plot_figures` draws."""
     return {spec["name"]: summary for spec, summary in _figure_summaries(results, reporting)}
+
+
+def _reference_records(reporting: dict[str, Any]) -> pd.DataFrame:
+    """The ``reporting.reference.values`` records as a table, checked against the summary."""
+    reference = reporting.get("reference") or {}
+    records = reference.get("values")
+    if not records:
+        raise ValueError("reporting.reference.values must list the published records.")
+    table = pd.DataFrame.from_records(records)
+    group_by = list(reporting["group_by"])
+    metrics = list(reporting["metrics"])
+    keys = [c for c in table.columns if c in group_by]
+    published = [c for c in table.columns if c in metrics]
+    extras = {f"{m}_{x}" for m in published for x in ("std", "worse")}
+    other = sorted(set(table.columns) - set(keys) - set(published) - extras)
+    if other:
+        raise ValueError(
+            f"reporting.reference.values has column(s) {other} that are neither group_by keys "
+            f"{group_by}, metrics {metrics} nor <metric>_std / <metric>_worse of a metric given."
+        )
+    if not keys or not published:
+        raise ValueError(
+            "Each reporting.reference record needs at least one group_by key and one metric; "
+            f"got columns {list(table.columns)}."
+        )
+    if table.duplicated(subset=keys).any():
+        dup = table.loc[table.duplicated(subset=keys, keep=False), keys]
+        raise ValueError(
+            f"reporting.reference.values repeats the record(s) {dup.to_dict('records')}."
+        )
+    tolerance = reference.get("tolerance") or {}
+    unknown = sorted(set(tolerance) - set(published))
+    if unknown:
+        raise ValueError(f"reporting.reference.tolerance names {unknown}, not published metrics.")
+    # Keys compare as strings: YAML reads 500 as int, and a CSV summary may hold "500".
+    for key in keys:
+        table[key] = table[key].astype(str)
+    return table
+
+
+def compare_with_reference(
+    summary: pd.DataFrame, reporting: dict[str, Any]
+) -> tuple[pd.DataFrame, str]:
+    """Set the summary beside published values (e.g. the paper's table), cell by cell.
+
+    ``reporting.reference`` holds ``values`` (one record per published row, keyed by some of the
+    ``group_by`` columns, with the published value of some metrics and optionally their
+    published ``<metric>_std`` and significance flag ``<metric>_worse``), an optional
+    ``tolerance`` per metric and an optional ``source``. For every record and published metric
+    the table gives ``<metric>_ours`` (the summary mean), ``<metric>_ours_std``,
+    ``<metric>_published`` (and ``_published_std``), ``<metric>_diff`` (ours - published),
+    ``<metric>_beyond`` (``|diff| > tolerance``; false when the metric has no tolerance) and,
+    when both sides flag significance, ``<metric>_worse_ours`` / ``<metric>_worse_published``.
+    A record with no summary row keeps NaN for ours and is logged; summary rows that several
+    records' keys match (too few keys) raise ``ValueError``.
+
+    Returns
+    -------
+    table : DataFrame
+        One row per reference record.
+    markdown : str
+        The same as a Markdown table, ``ours (published)`` per cell, cells beyond their
+        tolerance marked with ``*``, and the source named.
+    """
+    reference = reporting.get("reference") or {}
+    table = _reference_records(reporting)
+    keys = [c for c in table.columns if c in reporting["group_by"]]
+    metrics = [m for m in reporting["metrics"] if m in table.columns]
+    ours = summary.copy()
+    for key in keys:
+        ours[key] = ours[key].astype(str)
+    flagged = [m for m in metrics if f"{m}_worse" in ours.columns and f"{m}_worse" in table]
+    ours = ours[
+        [
+            *keys,
+            *(f"{m}_{s}" for m in metrics for s in ("mean", "std")),
+            *(f"{m}_worse" for m in flagged),
+        ]
+    ]
+    if ours.duplicated(subset=keys).any():
+        raise ValueError(
+            f"The summary has several rows per reference key {keys}: add the other group_by "
+            f"keys {sorted(set(reporting['group_by']) - set(keys))} to the records, or select "
+            "one row per key with reporting.table_query."
+        )
+    merged = table.merge(ours, on=keys, how="left", suffixes=("_published", ""))
+    missing = merged[f"{metrics[0]}_mean"].isna() & table[metrics[0]].notna()
+    if missing.any():
+        logger.warning(
+            "No result for %d reference record(s): %s.",
+            int(missing.sum()),
+            merged.loc[missing, keys].to_dict("records"),
+        )
+    tolerance = reference.get("tolerance") or {}
+    out = merged[keys].copy()
+    for m in metrics:
+        out[f"{m}_ours"] = merged[f"{m}_mean"]
+        out[f"{m}_ours_std"] = merged[f"{m}_std"]
+        out[f"{m}_published"] = pd.to_numeric(merged[m], errors="raise")
+        if f"{m}_std" in table:
+            out[f"{m}_published_std"] = pd.to_numeric(merged[f"{m}_std_published"])
+        out[f"{m}_diff"] = out[f"{m}_ours"] - out[f"{m}_published"]
+        tol = tolerance.get(m)
+        out[f"{m}_beyond"] = out[f"{m}_diff"].abs() > float(tol) if tol is not None else False
+        if m in flagged:
+            out[f"{m}_worse_ours"] = merged[f"{m}_worse"].astype("boolean")
+            out[f"{m}_worse_published"] = merged[f"{m}_worse_published"].astype("boolean")
+    n_beyond = int(sum(out[f"{m}_beyond"].sum() for m in metrics))
+    logger.info(
+        "Against %s: %d of %d published cells differ beyond their tolerance.",
+        reference.get("source", "the reference"),
+        n_beyond,
+        int(sum(out[f"{m}_published"].notna().sum() for m in metrics)),
+    )
+    return out, _reference_markdown(out, keys, metrics, reference)
+
+
+def _reference_cell(row: pd.Series, metric: str, value: str, std: str, worse: str) -> str:
+    """``mean ± std ↓`` of one side of a reference comparison ('' when there is no value)."""
+    mean = row[f"{metric}_{value}"]
+    if pd.isna(mean):
+        return ""
+    text = _fmt(mean, 4)
+    if pd.notna(row.get(f"{metric}_{std}", np.nan)):
+        text += f" ± {_fmt(row[f'{metric}_{std}'], 4)}"
+    flag = row.get(f"{metric}_{worse}", False)
+    if pd.notna(flag) and bool(flag):
+        text += " ↓"
+    return text
+
+
+def _reference_markdown(
+    table: pd.DataFrame, keys: list[str], metrics: list[str], reference: dict[str, Any]
+) -> str:
+    header = [*keys, *metrics]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for _, row in table.iterrows():
+        cells = [str(row[k]) for k in keys]
+        for m in metrics:
+            text = _reference_cell(row, m, "ours", "ours_std", "worse_ours") or "–"
+            published = _reference_cell(row, m, "published", "published_std", "worse_published")
+            if published:
+                text += f" ({published})"
+            if bool(row[f"{m}_beyond"]):
+                text += " *"
+            cells.append(text)
+        lines.append("| " + " | ".join(cells) + " |")
+    tolerance = reference.get("tolerance") or {}
+    note = f"\n\nOurs (published: {reference.get('source', 'reference values')}); – = no result."
+    if tolerance:
+        limits = ", ".join(f"{m} {t}" for m, t in tolerance.items())
+        note += f" * = differs from the published value by more than the tolerance ({limits})."
+    if any(c.endswith("_worse_ours") for c in table.columns):
+        note += " ↓ = significantly worse than the best of its column."
+    return "\n".join(lines) + note + "\n"

@@ -2,13 +2,16 @@
 
 ``create_pipeline(namespace="gbc")`` reads ``gbc.results`` and ``params:gbc.reporting`` and
 writes ``gbc.summary`` (CSV), ``gbc.summary_md`` (Markdown), ``gbc.metrics`` (JSON, logged to
-MLflow as metrics) and, with ``figures=True``, ``gbc.figures`` (PNG figures) and
-``gbc.figure_data`` (the numbers each figure draws, one CSV per figure).
+MLflow as metrics), with ``figures=True`` ``gbc.figures`` (PNG figures) and ``gbc.figure_data``
+(the numbers each figure draws, one CSV per figure), and with ``reference=True``
+``gbc.reference_comparison`` (CSV) and ``gbc.reference_comparison_md`` (Markdown): the summary
+beside the published values of ``reporting.reference``.
 """
 
 from kedro.pipeline import Node, Pipeline
 
 from multiview_lab.pipelines.reporting.nodes import (
+    compare_with_reference,
     figure_tables,
     plot_figures,
     summarise_results,
@@ -17,7 +20,9 @@ from multiview_lab.pipelines.reporting.nodes import (
 )
 
 
-def create_pipeline(namespace: str, figures: bool = False, **kwargs) -> Pipeline:
+def create_pipeline(
+    namespace: str, figures: bool = False, reference: bool = False, **kwargs
+) -> Pipeline:
     """Reporting nodes for one method.
 
     Parameters
@@ -26,6 +31,8 @@ def create_pipeline(namespace: str, figures: bool = False, **kwargs) -> Pipeline
         The method's namespace (its pipeline name); inputs and outputs are prefixed with it.
     figures : bool, default=False
         Add the nodes drawing the ``reporting.figures`` PNGs and writing their data.
+    reference : bool, default=False
+        Add the node setting the summary beside the published values ``reporting.reference``.
     """
     nodes = [
         Node(summarise_results, ["results", "params:reporting"], "summary", name="summarise"),
@@ -37,4 +44,13 @@ def create_pipeline(namespace: str, figures: bool = False, **kwargs) -> Pipeline
             Node(plot_figures, ["results", "params:reporting"], "figures", name="figures"),
             Node(figure_tables, ["results", "params:reporting"], "figure_data", name="figure_data"),
         ]
+    if reference:
+        nodes.append(
+            Node(
+                compare_with_reference,
+                ["summary", "params:reporting"],
+                ["reference_comparison", "reference_comparison_md"],
+                name="compare_with_reference",
+            )
+        )
     return Pipeline(nodes, namespace=namespace, tags=["reporting"])
