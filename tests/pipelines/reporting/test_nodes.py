@@ -1,5 +1,6 @@
 """The shared reporting nodes."""
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -223,3 +224,32 @@ def test_reference_keys_match_whatever_their_type(summary):
 def test_reference_bad_configuration(summary, values, tolerance, match):
     with pytest.raises(ValueError, match=match):
         compare_with_reference(summary, _reference(values, tolerance))
+
+
+def test_significance_best_is_taken_among_contenders():
+    rng = np.random.default_rng(0)
+    levels = {"Top": 0.95, "Extra": 0.99, "Low": 0.80, "ExtraLow": 0.70}
+    rows = [
+        {"dataset": "D", "method": m, "draw": d, "task": 0, "accuracy": v + 0.001 * rng.random()}
+        for m, v in levels.items()
+        for d in range(8)
+    ]
+    results = pd.DataFrame(rows)
+    reporting = {**REPORTING, "figures": []}
+    everyone = summarise_results(results, reporting).set_index("method")
+    # Without contenders, "Extra" is the best and flags "Top".
+    assert everyone.loc["Top", "accuracy_worse"] and not everyone.loc["Extra", "accuracy_worse"]
+    reporting["significance"] = {**REPORTING["significance"], "contenders": ["Top", "Low"]}
+    table = summarise_results(results, reporting)
+    assert list(table["method"]) == list(everyone.index)  # rows keep their order
+    flags = table.set_index("method")["accuracy_worse"]
+    # Top is the best contender: not flagged; Low is flagged against it. Extra beats every
+    # contender: not flagged; ExtraLow is flagged against the best contender.
+    assert flags.to_dict() == {"Top": False, "Extra": False, "Low": True, "ExtraLow": True}
+    p = table.set_index("method")["accuracy_p"]
+    assert np.isnan(p["Top"]) and np.isnan(p["Extra"]) and p["Low"] < 0.02
+    reporting["significance"]["contenders"] = ["Top", "Low", "Absent"]  # absent: logged
+    assert summarise_results(results, reporting)["accuracy_worse"].tolist() == flags.tolist()
+    reporting["significance"]["contenders"] = ["Nobody"]
+    with pytest.raises(ValueError, match="Nobody"):
+        summarise_results(results, reporting)
