@@ -55,3 +55,16 @@ def test_interrupted_run_is_marked_killed(tmp_path, how):
     runs = mlflow.search_runs(experiment_names=["interrupted"], output_format="list")
     assert [r.info.status for r in runs] == ["KILLED"]
     assert "interrupted" in runs[0].data.tags["error"]
+
+
+def test_metric_series_are_logged_at_their_steps(tmp_path):
+    from multiview_lab.hooks import _log_metrics
+
+    mlflow.set_tracking_uri(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    mlflow.set_experiment("series")
+    with mlflow.start_run() as run:
+        _log_metrics(mlflow, {"fig/A/acc": [[150, 0.9], [500, 0.95], [200, 0.92]], "plain": 0.5})
+    client = mlflow.MlflowClient()
+    history = client.get_metric_history(run.info.run_id, "fig/A/acc")
+    assert sorted((m.step, m.value) for m in history) == [(150, 0.9), (200, 0.92), (500, 0.95)]
+    assert client.get_run(run.info.run_id).data.metrics == {"fig/A/acc": 0.95, "plain": 0.5}

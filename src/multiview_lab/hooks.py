@@ -11,7 +11,8 @@ project needs, all from the main process, so they work under every runner:
 * ``after_pipeline_run``: for each dataset the pipeline produced, log it by what its catalog
   entry says: files under ``data/08_reporting`` and entries with ``metadata: {mlflow: artifact}``
   as artefacts, ``metadata: {mlflow: metrics}`` as
-  metrics (a flat ``dict[str, float]``), ``metadata: {mlflow: model}`` as MLflow scikit-learn
+  metrics (a flat ``dict`` name -> value, or name -> ``[[step, value], ...]`` for a series,
+  e.g. a figure's line over training sizes), ``metadata: {mlflow: model}`` as MLflow scikit-learn
   models (a single estimator, or a ``dict`` name -> estimator); then mark the run FINISHED;
 * ``on_pipeline_error`` (and any failure while logging): mark the run FAILED;
 * a run interrupted by Ctrl-C or ``SIGTERM`` (which Kedro's error hook does not see) is marked
@@ -49,6 +50,20 @@ def flatten_params(params: Any, prefix: str = "") -> dict[str, str]:
         return out
     out[prefix.rstrip(".")] = str(params)[:6000]
     return out
+
+
+def _log_metrics(mlflow, metrics: Mapping[str, Any]) -> None:
+    """Log ``name -> value`` metrics, and ``name -> [[step, value], ...]`` series at their
+    steps (one batch per step)."""
+    by_step: dict[int | None, dict[str, float]] = {}
+    for key, value in metrics.items():
+        if isinstance(value, list | tuple):
+            for step, point in value:
+                by_step.setdefault(int(step), {})[key] = float(point)
+        else:
+            by_step.setdefault(None, {})[key] = float(value)
+    for step, batch in sorted(by_step.items(), key=lambda item: -1 if item[0] is None else item[0]):
+        mlflow.log_metrics(batch, step=step)
 
 
 def _is_reporting_file(filepath: Path, project_path: Path) -> bool:
@@ -226,8 +241,7 @@ class MlflowHooks:
             # a file dataset's file, or a PartitionedDataset's folder
             filepath = getattr(dataset, "_filepath", None) or getattr(dataset, "_path", None)
             if meta == "metrics":
-                metrics = catalog.load(name)
-                mlflow.log_metrics({k: float(v) for k, v in metrics.items()})
+                _log_metrics(mlflow, catalog.load(name))
             elif meta == "model":
                 self._log_models(mlflow, name, catalog.load(name))
             if filepath is None:

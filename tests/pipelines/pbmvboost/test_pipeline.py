@@ -94,6 +94,10 @@ def test_mlflow_run_finished_with_params_metrics_artifacts_models(pbmvboost_smok
         a.path for a in client.list_artifacts(run.info.run_id, "08_reporting/pbmvboost/figure_data")
     }
     assert "08_reporting/pbmvboost/figure_data/figure3.csv" in data
+    # Figure 2's lines as metric series over n (one size, 100, in the smoke run)
+    history = client.get_metric_history(run.info.run_id, "figure2_f1/MNIST1/PB-MVBoost/f1_mean")
+    assert [m.step for m in history] == [100]
+    assert history[0].value == pytest.approx(run.data.metrics["MNIST1/PB-MVBoost/100/f1_mean"])
     models = mlflow.search_logged_models(
         experiment_ids=[run.info.experiment_id],
         filter_string=f"source_run_id = '{run.info.run_id}'",

@@ -6,6 +6,7 @@ import pytest
 
 from multiview_lab.pipelines.reporting.nodes import (
     compare_with_reference,
+    figure_metrics,
     figure_tables,
     plot_figures,
     summarise_results,
@@ -93,6 +94,20 @@ def test_figure_tables_hold_the_drawn_points(results):
     assert line.loc[("Bad", 20), "accuracy_std"] == pytest.approx(0.0187083, abs=1e-6)
     assert line.loc[("Bad", 20), "n_draws"] == 6
     assert list(tables["bars"]["accuracy_mean"].round(4)) == [0.935, 0.535]
+
+
+def test_figure_metrics_are_the_drawn_lines_with_the_sweep_as_step(results):
+    series = figure_metrics(results, REPORTING)
+    # the line figure only (bars have no step); "(" and ")" are not allowed in MLflow names
+    assert sorted(series) == ["acc_vs_n/D/Bad/accuracy_mean", "acc_vs_n/D/Good _x_/accuracy_mean"]
+    line = figure_tables(results, REPORTING)["acc_vs_n"].set_index(["method", "n"])
+    assert series["acc_vs_n/D/Bad/accuracy_mean"] == [
+        [10, line.loc[("Bad", 10), "accuracy_mean"]],
+        [20, line.loc[("Bad", 20), "accuracy_mean"]],
+    ]
+    # a swept key that is not an integer step gives no series
+    fractional = results.assign(n=results["n"] / 3)
+    assert figure_metrics(fractional, {**REPORTING, "figures": REPORTING["figures"][:1]}) == {}
 
 
 def test_table_query_and_bad_figure_spec(results):

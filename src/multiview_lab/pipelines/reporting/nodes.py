@@ -282,6 +282,38 @@ def plot_figures(results: pd.DataFrame, reporting: dict[str, Any]) -> dict[str, 
     return figures
 
 
+def figure_metrics(
+    results: pd.DataFrame, reporting: dict[str, Any]
+) -> dict[str, list[list[float]]]:
+    """The lines of each line figure as MLflow metric series, the swept key as the step.
+
+    For every ``kind: line`` entry of ``reporting.figures`` whose ``x`` values are integers
+    (e.g. training sizes), one series per line: ``<figure>/<facet>/<hue>/<y>_mean`` ->
+    ``[[x, mean], ...]`` in increasing ``x``; the MLflow UI then draws the figure's curves
+    and compares them across runs. Figures with non-integer ``x`` are left to their CSV.
+    """
+    series: dict[str, list[list[float]]] = {}
+    for spec, summary in _figure_summaries(results, reporting):
+        if spec.get("kind", "line") != "line":
+            continue
+        x, y, hue, facet = spec["x"], spec["y"], spec.get("hue", "method"), spec.get("facet")
+        xs = pd.to_numeric(summary[x], errors="coerce")
+        if xs.isna().any() or not np.all(np.mod(xs, 1) == 0):
+            logger.info("Figure %r: %s is not an integer step; no metric series.", spec["name"], x)
+            continue
+        keys = [c for c in (facet, hue) if c]
+        for values, line in summary.groupby(keys, sort=False):
+            values = values if isinstance(values, tuple) else (values,)
+            name = "/".join(_METRIC_NAME.sub("_", str(v)) for v in (spec["name"], *values))
+            line = line.sort_values(x)
+            series[f"{name}/{y}_mean"] = [
+                [int(step), float(value)]
+                for step, value in zip(line[x], line[f"{y}_mean"], strict=True)
+                if np.isfinite(value)
+            ]
+    return series
+
+
 def figure_tables(results: pd.DataFrame, reporting: dict[str, Any]) -> dict[str, pd.DataFrame]:
     """The numbers behind each figure of ``reporting.figures`` (one CSV each, named after it):
     per point, the mean, std and count over repetitions that :func:`plot_figures` draws."""

@@ -3,7 +3,8 @@
 ``create_pipeline(namespace="gbc")`` reads ``gbc.results`` and ``params:gbc.reporting`` and
 writes ``gbc.summary`` (CSV), ``gbc.summary_md`` (Markdown), ``gbc.metrics`` (JSON, logged to
 MLflow as metrics), with ``figures=True`` ``gbc.figures`` (PNG figures) and ``gbc.figure_data``
-(the numbers each figure draws, one CSV per figure), and with ``reference=True``
+(the numbers each figure draws, one CSV per figure) and ``gbc.figure_metrics`` (the lines of
+the line figures as MLflow metric series, the swept key as the step), and with ``reference=True``
 ``gbc.reference_comparison`` (CSV) and ``gbc.reference_comparison_md`` (Markdown): the summary
 beside the published values of ``reporting.reference``.
 """
@@ -12,6 +13,7 @@ from kedro.pipeline import Node, Pipeline
 
 from multiview_lab.pipelines.reporting.nodes import (
     compare_with_reference,
+    figure_metrics,
     figure_tables,
     plot_figures,
     summarise_results,
@@ -43,6 +45,12 @@ def create_pipeline(
         nodes += [
             Node(plot_figures, ["results", "params:reporting"], "figures", name="figures"),
             Node(figure_tables, ["results", "params:reporting"], "figure_data", name="figure_data"),
+            Node(
+                figure_metrics,
+                ["results", "params:reporting"],
+                "figure_metrics",
+                name="figure_metrics",
+            ),
         ]
     if reference:
         nodes.append(
