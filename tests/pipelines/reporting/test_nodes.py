@@ -81,6 +81,35 @@ def test_line_and_bar_figures(results):
     assert [round(b.get_height(), 4) for b in bars] == [0.935, 0.535]  # n == 10 only
 
 
+def test_line_figure_styles_are_distinct_and_the_same_in_every_panel():
+    # 12 methods (more than the 10 default colours) on two data sets, listed in a different
+    # order in each: every line keeps one style across panels and no two lines share one
+    rows = [
+        {"dataset": d, "method": f"m{m:02d}", "draw": r, "task": 0, "n": n, "accuracy": 0.5}
+        for d, order in (("A", range(12)), ("B", reversed(range(12))))
+        for m in order
+        for r in range(2)
+        for n in (10, 20)
+    ]
+    spec = {**REPORTING, "significance": None, "figures": [REPORTING["figures"][0]]}
+    fig = plot_figures(pd.DataFrame(rows), spec)["acc_vs_n.png"]
+
+    def styles(ax):
+        return {
+            c.get_label(): (
+                c.lines[0].get_color(),
+                c.lines[0].get_linestyle(),
+                c.lines[0].get_marker(),
+            )
+            for c in ax.containers
+        }
+
+    left, right = (styles(ax) for ax in fig.axes)
+    assert len(left) == 12
+    assert left == right
+    assert len(set(left.values())) == 12
+
+
 def test_figure_tables_hold_the_drawn_points(results):
     tables = figure_tables(results, REPORTING)
     assert list(tables) == ["acc_vs_n", "bars"]

@@ -206,9 +206,33 @@ def _figure_summaries(results: pd.DataFrame, reporting: dict[str, Any]):
         yield spec, summarise(data, group_by=group, metrics=metrics, repeat_key=repeat_key)
 
 
+_LINE_STYLES = ("-", "--", ":", "-.")
+_MARKERS = ("o", "s", "^", "D")
+
+
+def _hue_styles(values) -> dict[Any, dict[str, Any]]:
+    """One line style per hue value, the same in every panel.
+
+    The ten colours of Matplotlib's default cycle are reused with another line style and
+    marker from the eleventh value on, so that up to 40 lines stay distinguishable (the
+    PB-MVBoost figures draw 11).
+    """
+    colours = plt.rcParams["axes.prop_cycle"].by_key().get("color", ["C0"])
+    styles = {}
+    for i, value in enumerate(dict.fromkeys(values)):
+        cycle = i // len(colours)
+        styles[value] = {
+            "color": colours[i % len(colours)],
+            "linestyle": _LINE_STYLES[cycle % len(_LINE_STYLES)],
+            "marker": _MARKERS[cycle % len(_MARKERS)],
+        }
+    return styles
+
+
 def _line_figure(summary: pd.DataFrame, spec: dict[str, Any]) -> plt.Figure:
     x, y, hue, facet = spec["x"], spec["y"], spec.get("hue", "method"), spec.get("facet")
     facets = sorted(summary[facet].unique()) if facet else [None]
+    styles = _hue_styles(summary[hue])
     fig, axes = plt.subplots(
         1, len(facets), figsize=(5 * len(facets), 4), squeeze=False, sharey=True
     )
@@ -220,10 +244,10 @@ def _line_figure(summary: pd.DataFrame, spec: dict[str, Any]) -> plt.Figure:
                 line[x],
                 line[f"{y}_mean"],
                 yerr=line[f"{y}_std"],
-                marker="o",
                 ms=3,
                 capsize=2,
                 label=str(hval),
+                **styles[hval],
             )
         ax.set_xlabel(spec.get("xlabel", x))
         if spec.get("xscale"):
@@ -231,7 +255,8 @@ def _line_figure(summary: pd.DataFrame, spec: dict[str, Any]) -> plt.Figure:
         ax.set_title(str(fval) if facet else spec.get("title", ""))
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel(spec.get("ylabel", y))
-    axes[0][-1].legend(fontsize="small")
+    # beside the last panel, where it hides no line (the catalog saves with bbox_inches=tight)
+    axes[0][-1].legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0))
     return fig
 
 
