@@ -197,4 +197,10 @@ def test_code_fingerprint_changes_with_the_code_a_module_runs_only(tmp_path, mon
     (pkg / "b.py").write_text("def g():\n    return 3\n")
     assert fresh("fppkg.sub.d")[1] == before  # b is not run by d
     (pkg / "a.py").write_text("def f():\n    return 4\n")
-    assert fresh("fppkg.sub.d")[1] != before
+    changed = fresh("fppkg.sub.d")[1]
+    assert changed != before
+    # documentation, comments and layout are not code: the fingerprint stays
+    (pkg / "a.py").write_text('"""A."""\n\n\ndef f():  # four\n    """Four."""\n    return (4)\n')
+    assert fresh("fppkg.sub.d")[1] == changed
+    (pkg / "a.py").write_text('"""A."""\n\n\ndef f():\n    """Four."""\n    return "4"\n')
+    assert fresh("fppkg.sub.d")[1] != changed  # a string that is not a docstring is code

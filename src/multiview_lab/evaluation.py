@@ -158,6 +158,20 @@ def _imports_of(name: str, file: Path, tree: ast.Module) -> list[tuple[str, str 
     return found
 
 
+def _is_docstring(node: ast.stmt) -> bool:
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+    )
+
+
+def _is_all(node: ast.stmt) -> bool:
+    return isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == [
+        "__all__"
+    ]
+
+
 def _reexported(tree: ast.Module) -> dict[str, ast.ImportFrom] | None:
     """If a module only re-exports names (docstring, imports, ``__all__``: a package's
     ``__init__`` or :mod:`multiview_lab.estimators`), name -> the import that brings it;
@@ -166,17 +180,20 @@ def _reexported(tree: ast.Module) -> dict[str, ast.ImportFrom] | None:
     for node in tree.body:
         if isinstance(node, ast.ImportFrom):
             names.update({alias.asname or alias.name: node for alias in node.names})
-        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
-            continue  # docstring
-        elif isinstance(node, ast.Import):
-            continue
-        elif isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == [
-            "__all__"
-        ]:
-            continue
-        else:
+        elif not (isinstance(node, ast.Import) or _is_docstring(node) or _is_all(node)):
             return None
     return names
+
+
+def _code_of(name: str) -> bytes:
+    """What a module's code *does*: its syntax tree without docstrings, comments, layout or
+    line numbers. Editing a module's documentation or formatting leaves it unchanged."""
+    _, tree = _parse_module(name)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            if node.body and _is_docstring(node.body[0]):
+                node.body = node.body[1:] or [ast.Pass()]
+    return ast.dump(tree, annotate_fields=False).encode()
 
 
 @cache
@@ -212,9 +229,10 @@ def code_closure(*modules: str) -> tuple[str, ...]:
 
 @cache
 def code_fingerprint(*modules: str) -> str:
-    """Digest of the sources of :func:`code_closure` ``(*modules)`` and of the numpy, scipy
+    """Digest of the code of :func:`code_closure` ``(*modules)`` and of the numpy, scipy
     and scikit-learn versions: what a result computed by that code depends on. A change to a
-    module that ``modules`` do not run leaves it unchanged."""
+    module that ``modules`` do not run leaves it unchanged, and so does an edit of docstrings,
+    comments or layout (the code is read as its syntax tree, :func:`_code_of`)."""
     import scipy
     import sklearn
 
@@ -222,7 +240,7 @@ def code_fingerprint(*modules: str) -> str:
     digest.update(f"{np.__version__} {scipy.__version__} {sklearn.__version__}".encode())
     for name in code_closure(*modules):
         digest.update(name.encode())
-        digest.update(_module_file(name).read_bytes())
+        digest.update(_code_of(name))
     return digest.hexdigest()
 
 
