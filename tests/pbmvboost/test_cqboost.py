@@ -3,11 +3,13 @@
 import numpy as np
 import pytest
 from scipy.optimize import minimize
+from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.svm import LinearSVC
 
 from multiview_lab.pbmvboost.cqboost import (
     CqBoostClassifier,
     FusionCqAllClassifier,
+    _rbf_margin_matrix,
     cqboost_column_generation,
     solve_master_qp,
 )
@@ -370,3 +372,46 @@ def test_a_candidate_that_fails_on_all_rows_gives_way_to_the_next_by_cv(monkeypa
     monkeypatch.setattr(cqboost.CqBoostClassifier, "fit", always_fails)
     with pytest.raises(cqboost.CqBoostConvergenceError, match="no .gamma, mu. candidate"):
         FusionCqAllClassifier(**SMALL, random_state=0).fit(Xs, y)
+
+
+def test_relative_qp_tolerance_is_invariant_to_the_scale_of_the_objective():
+    # Scaling G leaves the optimal q unchanged and scales the multipliers: the relative rule
+    # finds the same q at any scale, the absolute one stops early once they fall below tol.
+    rng = np.random.default_rng(1)
+    H = rng.normal(size=(30, 8)) * 0.5 + 0.2
+    G, c = H.T @ H / 30, H.mean(0)
+    mu = 0.5 * c.max()
+    q0 = np.eye(8)[np.argmax(c)]
+    q_ref = solve_master_qp(G, c, mu, q0)[0]
+    for scale in (1.0, 1e-6, 1e-12):
+        q = solve_master_qp(scale * G, c, mu, q0, tol_mode="relative")[0]
+        np.testing.assert_allclose(q, q_ref, atol=1e-7)
+    q_abs = solve_master_qp(1e-12 * G, c, mu, q0, tol_mode="absolute")[0]
+    assert q_abs @ G @ q_abs > 1.01 * (q_ref @ G @ q_ref)
+    with pytest.raises(ValueError, match="tol_mode"):
+        solve_master_qp(G, c, mu, q0, tol_mode="exact")
+
+
+def test_relative_qp_tolerance_terminates_where_freeing_would_cycle():
+    # Wide RBF voters (gamma = 1e-4) make the columns nearly collinear and the vertices
+    # degenerate: on this problem the relative rule without its anti-cycling step frees and
+    # re-blocks the same bound until CqBoostConvergenceError (found by search, kept as is).
+    rng = np.random.default_rng(20)
+    X = rng.normal(size=(60, 3))
+    y = np.where(X[:, 0] + rng.normal(size=60) > 0, 1, -1)
+    H = _rbf_margin_matrix(euclidean_distances(X, squared=True), 1e-4, y)
+    res = cqboost_column_generation(
+        H, 1e-5, epsilon_mode="relative", qp_tol_mode="relative", n_max_iterations=30
+    )
+    assert res.q.min() >= 0 and abs(res.q.sum() - 1) < 1e-12
+    assert np.all(np.diff(res.objective_history) <= 1e-18)  # never increases
+    assert res.margins.mean() >= 1e-5 - 1e-12
+
+
+def test_fusion_passes_the_qp_tolerance_mode():
+    Xs, y = fusion_views()
+    grids = {"Cs": (0.01, 1.0), "gammas": (0.1,), "mus": (1e-7,), "random_state": 0}
+    relative = FusionCqAllClassifier(qp_tol_mode="relative", **grids).fit(Xs, y)
+    assert relative.cqboost_.qp_tol_mode == "relative"
+    with pytest.raises(ValueError, match="qp_tol_mode"):
+        FusionCqAllClassifier(qp_tol_mode="exact", **grids).fit(Xs, y)

@@ -65,6 +65,7 @@ _VOTERS = ("rbf", "precomputed")
 _LEVEL1_OUTPUTS = ("decision", "sign")
 _LEVEL1_FITS = ("cross_fit", "in_sample")
 _EPSILON_MODES = ("absolute", "relative")
+_QP_TOL_MODES = ("absolute", "relative")
 
 
 class CqBoostInfeasibleError(ValueError):
@@ -109,7 +110,9 @@ def _solve_kkt(K: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     return np.linalg.lstsq(K, rhs, rcond=None)[0]
 
 
-def solve_master_qp(G, c, mu, q0, *, margin_active=None, warm=False, tol=1e-10, max_iter=None):
+def solve_master_qp(
+    G, c, mu, q0, *, margin_active=None, warm=False, tol=1e-10, tol_mode="absolute", max_iter=None
+):
     """Solve the restricted master QP of CqBoost by a primal active-set method.
 
     Solves ``min_q qᵀ G q`` subject to ``1ᵀq = 1``, ``q ≥ 0`` and ``cᵀq ≥ μ``: the restricted
@@ -118,6 +121,18 @@ def solve_master_qp(G, c, mu, q0, *, margin_active=None, warm=False, tol=1e-10, 
     the margin constraint if it is in the working set) through its KKT system, steps towards it
     until a constraint blocks, and, once on a face optimum, frees the constraint with the most
     negative multiplier. The objective never increases.
+
+    ``tol_mode="absolute"`` (default) compares the multipliers with ``tol``. They scale with
+    ``μ`` (the optimum is about ``μ²``), so for a small ``μ`` this stops before the optimum,
+    as an interior-point solver's absolute tolerance would. ``tol_mode="relative"`` solves to
+    the optimum: multipliers are compared with ``tol`` times the largest entry of the gradient
+    ``2 G q``, never with less than the rounding error of that gradient, and a constraint freed
+    since the objective last decreased is not freed again (anti-cycling: on a degenerate vertex
+    a multiplier at the rounding level could otherwise be freed and re-blocked for ever).
+    Measured on the paper's Fusion_Cq^all units (README): ``"relative"`` mends the few units
+    where the absolute rule stops at a poor vote (μ = 1e-7: objective 6.6e-12 against the
+    optimum 1.0e-14, training accuracy 53 % against 99 %), but on average it is worse, since
+    the exact optimum at a tiny μ equalises the training margins near μ and generalises poorly.
 
     Parameters
     ----------
@@ -135,7 +150,10 @@ def solve_master_qp(G, c, mu, q0, *, margin_active=None, warm=False, tol=1e-10, 
         ``q0`` is already optimal on its face (true for the previous optimum with a zero
         appended), so the first KKT solve can be skipped.
     tol : float, default=1e-10
-        Tolerance on the Lagrange multipliers (optimality) and on the tightness of constraints.
+        Tolerance on the Lagrange multipliers (optimality; see ``tol_mode``) and on the
+        tightness of the margin constraint.
+    tol_mode : {"absolute", "relative"}, default="absolute"
+        How the multipliers are compared with ``tol`` (see above).
     max_iter : int or None, default=None
         Largest number of active-set iterations (default ``10 k + 50``).
 
@@ -159,6 +177,12 @@ def solve_master_qp(G, c, mu, q0, *, margin_active=None, warm=False, tol=1e-10, 
         margin_active = bool(c @ q - mu <= tol)
     max_iter = 10 * k + 50 if max_iter is None else max_iter
     g = 2.0 * (G @ q)
+    # Rounding error of g = 2 G q (k products of entries <= max |G|, weights summing to 1).
+    check_option("tol_mode", tol_mode, _QP_TOL_MODES)
+    relative = tol_mode == "relative"
+    noise = 8.0 * max(k, 1) * np.finfo(float).eps * max(float(np.abs(G).max(initial=0.0)), 1e-300)
+    f_best = 0.5 * (q @ g)
+    freed: set = set()  # constraints freed since the objective last decreased (anti-cycling)
     stationary, lam = warm, None
     for _ in range(max_iter):
         F = np.flatnonzero(free)
@@ -200,6 +224,10 @@ def solve_master_qp(G, c, mu, q0, *, margin_active=None, warm=False, tol=1e-10, 
                             step, block = ratio, "margin"
                 q[F] = qF + step * p
                 g = 2.0 * (G @ q)
+                f_new = 0.5 * (q @ g)
+                if relative and f_new < f_best:
+                    f_best = f_new
+                    freed.clear()
                 if block is None:
                     lam = sol[nF:]  # full step: q is the face optimum and sol holds its multipliers
                 else:
@@ -220,13 +248,20 @@ def solve_master_qp(G, c, mu, q0, *, margin_active=None, warm=False, tol=1e-10, 
         beta = float(lam[1]) if use_margin else 0.0
         lam_bounds = g - nu_m - beta * c
         lam_bounds[free] = np.inf
+        lam_bounds[[i for i in freed if i != "margin"]] = np.inf
         j = int(np.argmin(lam_bounds))
         stationary, lam = False, None
-        if use_margin and beta < -tol and beta <= lam_bounds[j]:
+        threshold = max(tol * float(np.abs(g).max()), noise) if relative else tol
+        release = use_margin and "margin" not in freed and beta < -threshold
+        if release and beta <= lam_bounds[j]:
             margin_active = False
+            if relative:
+                freed.add("margin")
             continue
-        if lam_bounds[j] < -tol:
+        if lam_bounds[j] < -threshold:
             free[j] = True
+            if relative:
+                freed.add(j)
             continue
         q = np.maximum(q, 0.0)
         q /= q.sum()
@@ -287,6 +322,7 @@ def cqboost_column_generation(
     epsilon=1e-6,
     epsilon_mode="absolute",
     tol=1e-10,
+    qp_tol_mode="absolute",
 ) -> CqBoostResult:
     """Run CqBoost's column generation on a margin matrix (PB-MVBoost spec §5.3).
 
@@ -311,6 +347,8 @@ def cqboost_column_generation(
         ``ε = 1e-6`` exceeds the objective itself); the relative rule bounds the relative gap.
     tol : float, default=1e-10
         Tolerance of the master QP solver.
+    qp_tol_mode : {"absolute", "relative"}, default="absolute"
+        How the master QP compares its multipliers with ``tol`` (:func:`solve_master_qp`).
 
     Returns
     -------
@@ -323,6 +361,7 @@ def cqboost_column_generation(
         (then no distribution over the voters is feasible).
     """
     check_option("epsilon_mode", epsilon_mode, _EPSILON_MODES)
+    check_option("qp_tol_mode", qp_tol_mode, _QP_TOL_MODES)
     H = np.asarray(H, dtype=float)
     m, n_base = H.shape
     n_columns = 2 * n_base if self_complement else n_base
@@ -377,6 +416,7 @@ def cqboost_column_generation(
             margin_active=margin_active,
             warm=k > 0,
             tol=tol,
+            tol_mode=qp_tol_mode,
         )
         gamma = cols[:, : k + 1] @ q
         alpha = (beta - 2.0 * gamma) / m
@@ -441,6 +481,9 @@ class CqBoostClassifier(ClassifierMixin, BaseEstimator):
         objective (a relative duality gap; see :func:`cqboost_column_generation`).
     tol : float, default=1e-10
         Tolerance of the master QP (multipliers, tightness).
+    qp_tol_mode : {"absolute", "relative"}, default="absolute"
+        ``"relative"`` solves each master QP to its optimum however small ``μ`` is;
+        ``"absolute"`` compares the multipliers with ``tol`` (see :func:`solve_master_qp`).
 
     Attributes
     ----------
@@ -496,6 +539,7 @@ class CqBoostClassifier(ClassifierMixin, BaseEstimator):
         epsilon=1e-6,
         epsilon_mode="absolute",
         tol=1e-10,
+        qp_tol_mode="absolute",
     ):
         self.mu = mu
         self.voters = voters
@@ -505,10 +549,12 @@ class CqBoostClassifier(ClassifierMixin, BaseEstimator):
         self.epsilon = epsilon
         self.epsilon_mode = epsilon_mode
         self.tol = tol
+        self.qp_tol_mode = qp_tol_mode
 
     def _validate_params(self):
         check_option("voters", self.voters, _VOTERS)
         check_option("epsilon_mode", self.epsilon_mode, _EPSILON_MODES)
+        check_option("qp_tol_mode", self.qp_tol_mode, _QP_TOL_MODES)
         _check_positive("mu", self.mu, allow_zero=True)
         _check_positive("gamma", self.gamma)
         _check_positive("n_max_iterations", self.n_max_iterations, integer=True)
@@ -540,6 +586,7 @@ class CqBoostClassifier(ClassifierMixin, BaseEstimator):
             epsilon=self.epsilon,
             epsilon_mode=self.epsilon_mode,
             tol=self.tol,
+            qp_tol_mode=self.qp_tol_mode,
         )
         self.columns_ = res.columns
         self.q_ = res.q
@@ -621,6 +668,9 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
         Passed to :class:`CqBoostClassifier`.
     epsilon_mode : {"relative", "absolute"}, default="relative"
         Passed to :class:`CqBoostClassifier`; ``"absolute"`` is the spec's literal rule.
+    qp_tol_mode : {"absolute", "relative"}, default="absolute"
+        Passed to :class:`CqBoostClassifier`: ``"relative"`` solves every master QP to its
+        optimum, which for μ ≤ 1e-5 lowers accuracy on MNIST on average (README).
     random_state : int, RandomState or None, default=None
         Seeds the cross-validation splits and the SVMs.
 
@@ -683,6 +733,7 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
         epsilon=1e-6,
         epsilon_mode="relative",
         tol=1e-10,
+        qp_tol_mode="absolute",
         random_state=None,
     ):
         self.Cs = Cs
@@ -699,6 +750,7 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
         self.epsilon = epsilon
         self.epsilon_mode = epsilon_mode
         self.tol = tol
+        self.qp_tol_mode = qp_tol_mode
         self.random_state = random_state
 
     def _validate_params(self):
@@ -706,6 +758,7 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
         check_option("level1_fit", self.level1_fit, _LEVEL1_FITS)
         check_option("svm_dual", self.svm_dual, ("auto", True, False))
         check_option("epsilon_mode", self.epsilon_mode, _EPSILON_MODES)
+        check_option("qp_tol_mode", self.qp_tol_mode, _QP_TOL_MODES)
         for name in ("cv_level1", "cv_level2"):
             value = getattr(self, name)
             _check_positive(name, value, integer=True)
@@ -793,6 +846,7 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
                             epsilon=self.epsilon,
                             epsilon_mode=self.epsilon_mode,
                             tol=self.tol,
+                            qp_tol_mode=self.qp_tol_mode,
                         )
                     except CqBoostInfeasibleError:
                         scores[a, b] = np.nan
@@ -861,6 +915,7 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
                 epsilon=self.epsilon,
                 epsilon_mode=self.epsilon_mode,
                 tol=self.tol,
+                qp_tol_mode=self.qp_tol_mode,
             )
             try:
                 with threadpool_limits(limits=1, user_api="blas"):
