@@ -366,14 +366,17 @@ def flag_significance(
     repeat_key: str,
     alpha: float = 0.02,
     higher_is_better: bool | Mapping[str, bool] = True,
+    contenders: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Mark results significantly worse than the best of their column (Wilcoxon rank-sum).
 
     Within each column (one value of ``column_keys``, e.g. one data set) and for each metric, the
-    best method is the one with the best mean. Every other method's per-repetition values are
-    compared with the best method's by :func:`scipy.stats.ranksums`; the result is flagged
-    (``<metric>_worse = True``) when its mean is worse and ``p < alpha``. The best method is
-    never flagged. The p-values are reported as ``<metric>_p``.
+    best method is the one with the best mean among ``contenders`` (default: every method; a
+    paper's table takes the best among its own methods, and rows added beside them should not
+    move it). Every other method's per-repetition values are compared with the best method's
+    by :func:`scipy.stats.ranksums`; the result is flagged (``<metric>_worse = True``) when its
+    mean is worse and ``p < alpha``. The best method, and any row better than it, is never
+    flagged. The p-values are reported as ``<metric>_p``.
 
     Returns
     -------
@@ -381,6 +384,17 @@ def flag_significance(
         ``summary`` with ``<metric>_worse`` and ``<metric>_p`` columns added.
     """
     summary = summary.copy()
+    eligible = np.ones(len(summary), dtype=bool)
+    if contenders is not None:
+        eligible = summary[method_key].isin(list(contenders)).to_numpy()
+        if not eligible.any():
+            raise ValueError(
+                f"contenders {list(contenders)}: none is a method of the summary "
+                f"{sorted(summary[method_key].unique())}."
+            )
+        absent = sorted(set(contenders) - set(summary[method_key]))
+        if absent:  # e.g. a run with fewer methods registered
+            logger.warning("contenders %s have no results; the others compete.", absent)
     group_cols = [*column_keys, method_key, repeat_key]
     per_repeat = results.groupby(group_cols, sort=False)[list(metrics)].mean().reset_index()
     for metric in metrics:
@@ -391,7 +405,9 @@ def flag_significance(
         pvals = np.full(len(summary), np.nan)
         columns = summary.groupby(list(column_keys), sort=False) if column_keys else [((), summary)]
         for key, block in columns:
-            means = block[f"{metric}_mean"]
+            means = block[f"{metric}_mean"][eligible[summary.index.get_indexer(block.index)]]
+            if means.empty:
+                continue
             best_idx = means.idxmax() if better_high else means.idxmin()
             best_method = block.loc[best_idx, method_key]
             key = key if isinstance(key, tuple) else (key,)
@@ -407,15 +423,17 @@ def flag_significance(
                 vals = col_rows.loc[col_rows[method_key] == method, metric].to_numpy()
                 if len(vals) < 2 or len(best_vals) < 2:
                     continue
-                p = ranksums(vals, best_vals).pvalue
                 pos = summary.index.get_loc(idx)
-                pvals[pos] = p
                 is_worse = (
                     summary.loc[idx, f"{metric}_mean"] < summary.loc[best_idx, f"{metric}_mean"]
                     if better_high
                     else summary.loc[idx, f"{metric}_mean"]
                     > summary.loc[best_idx, f"{metric}_mean"]
                 )
+                if not (is_worse or eligible[pos]):
+                    continue  # a non-contender beating the best: not flagged, like the best
+                p = ranksums(vals, best_vals).pvalue
+                pvals[pos] = p
                 worse[pos] = bool(is_worse and p < alpha)
         summary[f"{metric}_worse"] = worse
         summary[f"{metric}_p"] = pvals

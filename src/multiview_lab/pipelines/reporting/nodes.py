@@ -66,7 +66,17 @@ def summarise_results(results: pd.DataFrame, reporting: dict[str, Any]) -> pd.Da
     )
     sig = reporting.get("significance")
     if sig:
-        summary = _flag_against_contenders(results, summary, reporting)
+        summary = flag_significance(
+            results,
+            summary,
+            column_keys=sig.get("column_keys", []),
+            method_key=sig.get("method_key", "method"),
+            metrics=sig.get("metrics", reporting["metrics"]),
+            repeat_key=reporting["repeat_key"],
+            alpha=float(sig.get("alpha", 0.02)),
+            higher_is_better=sig.get("higher_is_better", True),
+            contenders=sig.get("contenders"),
+        )
     order = reporting.get("table_columns")
     if order:
         missing = [c for c in order if c not in summary.columns]
@@ -75,50 +85,6 @@ def summarise_results(results: pd.DataFrame, reporting: dict[str, Any]) -> pd.Da
         summary = summary[[*order, *(c for c in summary.columns if c not in order)]]
     logger.info("Summary of %d results in %d rows.", len(results), len(summary))
     return summary
-
-
-def _flag_against_contenders(
-    results: pd.DataFrame, summary: pd.DataFrame, reporting: dict[str, Any]
-) -> pd.DataFrame:
-    """Significance flags (:func:`~multiview_lab.evaluation.flag_significance`) where the best
-    of each column is taken among ``significance.contenders`` only (default: every method).
-
-    A paper's table flags results worse than the best of *its* methods; rows added beside them
-    (e.g. other readings of a method) should neither become that best nor move it. Each
-    contender is flagged against the best contender; each other row against the best contender
-    too, unless it beats every contender, in which case it is not flagged.
-    """
-    sig = reporting["significance"]
-    method_key = sig.get("method_key", "method")
-    kwargs = {
-        "column_keys": sig.get("column_keys", []),
-        "method_key": method_key,
-        "metrics": sig.get("metrics", reporting["metrics"]),
-        "repeat_key": reporting["repeat_key"],
-        "alpha": float(sig.get("alpha", 0.02)),
-        "higher_is_better": sig.get("higher_is_better", True),
-    }
-    contenders = sig.get("contenders")
-    if contenders is None:
-        return flag_significance(results, summary, **kwargs)
-    absent = sorted(set(contenders) - set(summary[method_key]))
-    is_contender = summary[method_key].isin(contenders)
-    if not is_contender.any():
-        raise ValueError(
-            f"significance.contenders {list(contenders)}: none is a method of the results "
-            f"{sorted(summary[method_key].unique())}."
-        )
-    if absent:  # e.g. a run with fewer methods registered
-        logger.warning("significance.contenders %s have no results; the others compete.", absent)
-    parts = [flag_significance(results, summary[is_contender], **kwargs)]
-    in_results = results[method_key].isin(contenders)
-    for method in summary.loc[~is_contender, method_key].unique():
-        rows = is_contender | (summary[method_key] == method)
-        flagged = flag_significance(
-            results[in_results | (results[method_key] == method)], summary[rows], **kwargs
-        )
-        parts.append(flagged[flagged[method_key] == method])
-    return pd.concat(parts).loc[summary.index]
 
 
 def _fmt(value: float, digits: int) -> str:
