@@ -168,6 +168,7 @@ def solve_master_qp(
     margin_active : bool
         Whether the margin constraint is in the final working set.
     """
+    check_option("tol_mode", tol_mode, _QP_TOL_MODES)
     G = np.asarray(G, dtype=float)
     c = np.asarray(c, dtype=float)
     q = np.array(q0, dtype=float)
@@ -177,12 +178,14 @@ def solve_master_qp(
         margin_active = bool(c @ q - mu <= tol)
     max_iter = 10 * k + 50 if max_iter is None else max_iter
     g = 2.0 * (G @ q)
-    # Rounding error of g = 2 G q (k products of entries <= max |G|, weights summing to 1).
-    check_option("tol_mode", tol_mode, _QP_TOL_MODES)
     relative = tol_mode == "relative"
-    noise = 8.0 * max(k, 1) * np.finfo(float).eps * max(float(np.abs(G).max(initial=0.0)), 1e-300)
-    f_best = 0.5 * (q @ g)
-    freed: set = set()  # constraints freed since the objective last decreased (anti-cycling)
+    if relative:
+        # Rounding error of g = 2 G q (k products of entries <= max |G|, weights summing to 1).
+        noise = 8.0 * max(k, 1) * np.finfo(float).eps * max(float(np.abs(G).max()), 1e-300)
+        f_best = 0.5 * (q @ g)
+    # Anti-cycling (relative mode): bounds and margin freed since the objective last decreased.
+    freed = np.zeros(k, dtype=bool)
+    margin_freed = False
     stationary, lam = warm, None
     for _ in range(max_iter):
         F = np.flatnonzero(free)
@@ -224,10 +227,9 @@ def solve_master_qp(
                             step, block = ratio, "margin"
                 q[F] = qF + step * p
                 g = 2.0 * (G @ q)
-                f_new = 0.5 * (q @ g)
-                if relative and f_new < f_best:
-                    f_best = f_new
-                    freed.clear()
+                if relative and 0.5 * (q @ g) < f_best:
+                    f_best = 0.5 * (q @ g)
+                    freed[:], margin_freed = False, False
                 if block is None:
                     lam = sol[nF:]  # full step: q is the face optimum and sol holds its multipliers
                 else:
@@ -247,21 +249,18 @@ def solve_master_qp(
         nu_m = float(lam[0])
         beta = float(lam[1]) if use_margin else 0.0
         lam_bounds = g - nu_m - beta * c
-        lam_bounds[free] = np.inf
-        lam_bounds[[i for i in freed if i != "margin"]] = np.inf
+        lam_bounds[free | freed] = np.inf
         j = int(np.argmin(lam_bounds))
         stationary, lam = False, None
         threshold = max(tol * float(np.abs(g).max()), noise) if relative else tol
-        release = use_margin and "margin" not in freed and beta < -threshold
+        release = use_margin and not margin_freed and beta < -threshold
         if release and beta <= lam_bounds[j]:
             margin_active = False
-            if relative:
-                freed.add("margin")
+            margin_freed = relative
             continue
         if lam_bounds[j] < -threshold:
             free[j] = True
-            if relative:
-                freed.add(j)
+            freed[j] = relative
             continue
         q = np.maximum(q, 0.0)
         q /= q.sum()
