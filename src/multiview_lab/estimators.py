@@ -33,6 +33,7 @@ from multiview_lab.pbmvboost import (
     PBMVBoostClassifier,
     RBoostSHClassifier,
 )
+from multiview_lab.utils.concat_views import ConcatViews
 
 __all__ = [
     # PB-MVBoost and the baselines of its Table 1
@@ -63,4 +64,5 @@ __all__ = [
     # MeMd
     "MeMdClassifier",
     "MeMdSelector",
+    "ConcatViews",
 ]

@@ -278,3 +278,26 @@ class MlflowHooks:
                 pip_requirements=list(requirements),
             )
             logger.info("Logged MLflow model %s (%s).", model_name, info.model_uri)
+
+
+class ExecutionHooks:
+    """Point the training stage at the session's conf (its method registry) and close the Dask
+    clusters a run started (one serves every training node of a run)."""
+
+    @hook_impl
+    def after_context_created(self, context) -> None:
+        from multiview_lab.pipelines.training.pipeline import set_project_path
+
+        set_project_path(context.project_path)
+
+    @hook_impl
+    def after_pipeline_run(self) -> None:
+        from multiview_lab.protocol import close_backends
+
+        close_backends()
+
+    @hook_impl
+    def on_pipeline_error(self) -> None:
+        from multiview_lab.protocol import close_backends
+
+        close_backends()

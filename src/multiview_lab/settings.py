@@ -2,9 +2,9 @@
 
 from kedro.config import OmegaConfigLoader
 
-from multiview_lab.hooks import MlflowHooks
+from multiview_lab.hooks import ExecutionHooks, MlflowHooks
 
-HOOKS = (MlflowHooks(),)
+HOOKS = (MlflowHooks(), ExecutionHooks())
 
 CONFIG_LOADER_CLASS = OmegaConfigLoader
 CONFIG_LOADER_ARGS = {

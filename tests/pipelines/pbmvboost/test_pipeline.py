@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from multiview_lab.io import NpzDataset
 from tests.conftest import make_project_copy, mlflow_runs, run_pipeline
 
 pytestmark = pytest.mark.slow
@@ -103,16 +104,27 @@ def test_mlflow_run_finished_with_params_metrics_artifacts_models(pbmvboost_smok
         filter_string=f"source_run_id = '{run.info.run_id}'",
         output_format="list",
     )
-    assert len(models) == 4  # PB-MVBoost, draw 0, 2 data sets x 2 tasks
-    # a logged model loads back and predicts like the one in the catalog
+    # the first unit of each of the 10 fitted methods, and PB-MVBoost on the other 3 (data set,
+    # task) units of draw 0 (protocol.keep_models)
+    names = sorted(m.name for m in models)
+    assert len(names) == 13
+    assert {n.split("_MNIST")[0] for n in names} == {
+        "Mono", "Concat", "Fusion_dt", "MV-MV", "rBoost-SH", "MV-AdaBoost", "MVBoost",
+        "Fusion_Cq-all", "PB-MVBoost", "PB-MVBoost-reference",
+    }  # fmt: skip
+    # every logged model loads back and predicts like the one in the catalog, on the test views
     local = pickle.loads(
         (pbmvboost_smoke_project / "data/06_models/pbmvboost/models.pkl").read_bytes()
     )
-    name = models[0].name
-    loaded = mlflow.sklearn.load_model(models[0].model_uri)
-    rng = np.random.default_rng(0)
-    Xs = [rng.integers(0, 256, (20, 196)).astype(np.float32) for _ in range(4)]
-    np.testing.assert_array_equal(loaded.predict(Xs), local[name].predict(Xs))
+    views = NpzDataset(
+        filepath=str(pbmvboost_smoke_project / "data/03_primary/pbmvboost/views.npz")
+    ).load()
+    Xs = [X[:50] for X in views["MNIST1"]["X_test"]]
+    for model in models:
+        loaded = mlflow.sklearn.load_model(model.model_uri)
+        divisor = 255.0 if model.name.startswith("Fusion_Cq") else 1.0
+        inputs = [X / divisor for X in Xs]
+        np.testing.assert_array_equal(loaded.predict(inputs), local[model.name].predict(inputs))
 
 
 def test_failed_run_is_marked_failed_and_writes_no_report(tmp_path, mlflow_uri):

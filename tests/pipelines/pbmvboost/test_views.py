@@ -93,10 +93,10 @@ def test_draws_are_seeded_distinct_and_in_range():
     draws = draw_training_samples(views, PROTOCOL)
     assert len(draws) == 2 * 2 * 2 * 3
     again = draw_training_samples(views, PROTOCOL)
-    for a, b in zip(draws["indices"], again["indices"], strict=True):
+    for a, b in zip(draws["train"], again["train"], strict=True):
         np.testing.assert_array_equal(a, b)
     for _, row in draws.iterrows():
-        idx = row["indices"]
+        idx = row["train"]
         assert len(np.unique(idx)) == row["n_train"] and idx.min() >= 0 and idx.max() < 300
     assert draws["seed"].nunique() == len(draws)
 
@@ -105,7 +105,7 @@ def test_balanced_draws_hold_half_positives():
     views = build_views(_mnist(), DATA)
     draws = draw_training_samples(views, {**PROTOCOL, "train_sampling": "balanced"})
     for _, row in draws.iterrows():
-        y = views[row["dataset"]]["y_train"][row["indices"]]
+        y = views[row["dataset"]]["y_train"][row["train"]]
         assert (y == row["task"]).sum() == row["n_train"] // 2
 
 

@@ -1,17 +1,15 @@
 """Nodes of the ``pbmvboost`` pipeline (PB-MVBoost paper, Sect. 5; spec Sect. 5).
 
 Data flow: raw MNIST -> four-view data sets MNIST1 / MNIST2 (``03_primary``) -> seeded training
-draws (``05_model_input``) -> every registered method fitted on every (data set, one-vs-all
-task, draw) and scored on the 10,000 test images (``07_model_output``) -> shared reporting
-(Table 1) and Figure 4 (``08_reporting``). Methods are registered in
+draws (``05_model_input``) -> the shared training stage (one node per registered method, run by
+:func:`multiview_lab.protocol.run_experiment` with the task of :mod:`.task`) -> shared
+reporting (Table 1) and Figure 4 (``08_reporting``). Methods are registered in
 ``parameters_pbmvboost.yml`` under ``pbmvboost.methods`` by estimator name and parameters.
 """
 
 from __future__ import annotations
 
-import copy
 import logging
-import time
 from typing import Any
 
 import matplotlib
@@ -20,21 +18,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
-from joblib import delayed  # noqa: E402
 
 from multiview_lab.data.mnist import extract_views  # noqa: E402
-from multiview_lab.evaluation import (  # noqa: E402
-    array_fingerprint,
-    build_estimator,
-    cache_path,
-    cached_call,
-    code_fingerprint,
-    resolve_estimator_class,
-    run_units,
-    stable_seed,
-    unit_key,
-)
-from multiview_lab.pbmvboost.metrics import binary_scores  # noqa: E402
+from multiview_lab.protocol import splits  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
@@ -98,256 +84,41 @@ def draw_training_samples(views: dict[str, Any], protocol: dict[str, Any]) -> pd
     Returns
     -------
     DataFrame
-        Columns ``dataset, task, draw, n_train, seed, indices`` (indices into the training set).
+        The split table: ``dataset, task, draw, n_train, seed, train`` (indices into the
+        training images) and ``test`` (``None``: the 10,000 test images).
     """
     sampling = protocol.get("train_sampling", "random")
     if sampling not in ("random", "balanced"):
         raise ValueError(f"train_sampling must be 'random' or 'balanced'; got {sampling!r}.")
-    rows = []
     for name in protocol["datasets"]:
         if name not in views:
             raise ValueError(f"Unknown data set {name!r}; built: {sorted(views)}.")
+    rows = []
     # n outermost: units run in this order, so the first size listed is complete first.
     for n in protocol["n_train"]:
         for name in protocol["datasets"]:
             y = views[name]["y_train"]
-            if not 2 <= n <= y.shape[0]:
-                raise ValueError(f"n_train={n} must lie in [2, {y.shape[0]}].")
             for task in protocol["tasks"]:
-                positives = np.flatnonzero(y == task)
-                if positives.size == 0:
+                if not np.any(y == task):
                     raise ValueError(f"Task {task!r}: no training image has this label.")
-                for draw in range(protocol["n_draws"]):
-                    seed = stable_seed(name, task, draw, n, base=protocol.get("seed", 0))
-                    rng = np.random.default_rng(seed)
-                    if sampling == "random":
-                        idx = rng.choice(y.shape[0], size=n, replace=False)
-                    else:
-                        negatives = np.flatnonzero(y != task)
-                        idx = np.concatenate(
-                            [
-                                rng.choice(positives, size=n // 2, replace=False),
-                                rng.choice(negatives, size=n - n // 2, replace=False),
-                            ]
-                        )
-                    rows.append(
-                        {
-                            "dataset": name,
-                            "task": int(task),
-                            "draw": draw,
-                            "n_train": int(n),
-                            "seed": seed,
-                            "indices": np.sort(idx),
-                        }
+                keys = {"dataset": name, "task": int(task)}
+                seeds = [
+                    splits.seed_of(name, task, draw, n, base=protocol.get("seed", 0))
+                    for draw in range(protocol["n_draws"])
+                ]
+                draws = [
+                    splits.random_draw(
+                        y.shape[0],
+                        n,
+                        seed,
+                        **({"y": y, "positive": task} if sampling == "balanced" else {}),
                     )
-    return pd.DataFrame(rows)
-
-
-def _train_quantities(pac: dict[str, Any]) -> dict[str, float]:
-    """The scalar PAC-Bayes quantities on the training sample, as ``train_<name>`` columns."""
-    return {f"train_{k}": float(v) for k, v in pac.items() if np.ndim(v) == 0}
-
-
-def _fit_and_score(
-    unit: dict[str, Any],
-    spec: dict[str, Any],
-    X_pool,
-    idx,
-    y_train,
-    Xs_test,
-    y_test,
-    tie_policy: str,
-    keep_model: bool,
-) -> dict[str, Any]:
-    """Fit one method on one training draw (rows ``idx`` of the views ``X_pool``) and score it
-    on the test set. The draw is sliced here, in the worker, so a run of thousands of units
-    never holds all the training samples at once (the pools are shared, memory-mapped).
-
-    Each entry of ``spec["readings"]`` (name -> parameters) is scored as a method of its own
-    from the same fitted model with those prediction-time parameters changed (e.g. PB-MVBoost's
-    ``vote``): training does not depend on them, so refitting would give the same model.
-    """
-    Xs_train = [X[idx] for X in X_pool]
-    model = build_estimator(spec, random_state=unit["seed"])
-    divisor = float(spec.get("input_divisor", 1.0))
-    if divisor != 1.0:  # e.g. pixels / 255 for SVMs (spec Sect. 5.2); trees see raw pixels
-        Xs_train = [X / divisor for X in Xs_train]
-        Xs_test = [X / divisor for X in Xs_test]
-    start = time.perf_counter()
-    model.fit(Xs_train, y_train)
-    fit_time = time.perf_counter() - start
-    score = model.decision_function(Xs_test)
-    row = {**unit, **binary_scores(y_test, score, tie_policy=tie_policy), "fit_time_s": fit_time}
-    pac = getattr(model, "pac_bayes_", None)
-    if pac:
-        row.update(_train_quantities(pac))
-    rows = [row]
-    for reading, params in (spec.get("readings") or {}).items():
-        allowed = getattr(model, "_PREDICTION_PARAMS", ())
-        other = sorted(set(params) - set(allowed))
-        if other:
-            raise ValueError(
-                f"Reading {reading!r} of {unit['method']!r} sets {other}: only the "
-                f"prediction-time parameters {list(allowed)} of {type(model).__name__} can "
-                "change on a fitted model; register it as a method of its own instead."
-            )
-        variant = copy.copy(model).set_params(**params)
-        scores = binary_scores(y_test, variant.decision_function(Xs_test), tie_policy=tie_policy)
-        extra = {**unit, "method": reading, **scores, "fit_time_s": fit_time}
-        if hasattr(variant, "pac_bayes_quantities"):
-            extra.update(_train_quantities(variant.pac_bayes_quantities(Xs_train, y_train)))
-        rows.append(extra)
-    trajectory = None
-    if spec.get("trajectory") and hasattr(model, "staged_decision_function"):
-        trajectory = _trajectory(model, unit, Xs_train, y_train, Xs_test, y_test, tie_policy)
-    return {"rows": rows, "trajectory": trajectory, "model": model if keep_model else None}
-
-
-def _trajectory(model, unit, Xs_train, y_train, Xs_test, y_test, tie_policy) -> pd.DataFrame:
-    """Per-iteration train/test accuracy and F1 and the empirical training C-bound (Figure 4)."""
-    records = []
-    stages = zip(
-        model.staged_decision_function(Xs_train),
-        model.staged_decision_function(Xs_test),
-        strict=True,
-    )
-    cbound = np.asarray(model.cbound_history_, dtype=float)[:, 1]  # uniform weights (Fig. 4)
-    for t, (s_train, s_test) in enumerate(stages):
-        train = binary_scores(y_train, s_train, tie_policy=tie_policy)
-        test = binary_scores(y_test, s_test, tie_policy=tie_policy)
-        records.append(
-            {
-                **{k: unit[k] for k in ("dataset", "method", "task", "draw", "n_train")},
-                "iteration": t + 1,
-                "train_accuracy": train["accuracy"],
-                "train_f1": train["f1"],
-                "test_accuracy": test["accuracy"],
-                "test_f1": test["f1"],
-                "train_cbound": float(cbound[t]),
-            }
-        )
-    return pd.DataFrame.from_records(records)
-
-
-def evaluate_methods(
-    views: dict[str, Any],
-    draws: pd.DataFrame,
-    methods: dict[str, dict[str, Any]],
-    protocol: dict[str, Any],
-) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
-    """Fit every registered method on every draw and score it on the one-vs-all test task.
-
-    Each (method, data set, task, draw, n) is one independent unit with its own seed, run in
-    parallel with joblib (``protocol.n_jobs``); the results do not depend on ``n_jobs``.
-
-    A method spec holds ``estimator`` (a name of :mod:`multiview_lab.estimators` or a dotted
-    path) and ``params``, and optionally ``trajectory: true`` (record per-iteration scores and
-    the training C-bound, Figure 4), ``tie_policy`` (``"error"`` or ``"drop"``, default from the
-    protocol), ``input_divisor`` (divide the pixels, e.g. by 255 for SVMs) and ``readings``
-    (name -> prediction-time parameters: more rows scored from the same fitted model).
-
-    With ``protocol.cache_dir`` set, every finished unit is stored there (see
-    :func:`multiview_lab.evaluation.cached_call`), keyed by the unit, its training indices, the
-    data set's arrays, the method spec and the source of the code it runs: this module and the
-    estimator's module with every project module they import
-    (:func:`~multiview_lab.evaluation.code_fingerprint`, with the numpy / scipy / scikit-learn
-    versions). An interrupted run resumes where it stopped; a change of data or settings
-    recomputes the units concerned, and a change of one method's code only that method's.
-
-    Returns
-    -------
-    results : DataFrame
-        One row per unit: keys, ``accuracy``, ``f1``, ``fit_time_s`` and, for PB-MVBoost-like
-        models, the PAC-Bayes quantities on the training sample (``train_gibbs_risk``, ...).
-    trajectories : DataFrame
-        Per-iteration train/test scores and training C-bound for methods with
-        ``trajectory: true``.
-    models : dict
-        Fitted models to log to MLflow (``protocol.log_models``), name -> estimator.
-    """
-    if not methods:
-        raise ValueError("No method registered under pbmvboost.methods.")
-    readings = [r for spec in methods.values() for r in (spec.get("readings") or {})]
-    clash = sorted({r for r in readings if r in methods or readings.count(r) > 1})
-    if clash:
-        raise ValueError(f"Reading name(s) {clash} repeat a method or another reading.")
-    log_models = protocol.get("log_models", {}) or {}
-    cache_dir = protocol.get("cache_dir")
-    fingerprints = {}
-    if cache_dir:
-        code = {
-            method: code_fingerprint(
-                __name__, resolve_estimator_class(spec["estimator"]).__module__
-            )
-            for method, spec in methods.items()
-        }
-        for name in draws["dataset"].unique():
-            v = views[name]
-            fingerprints[name] = array_fingerprint(
-                *v["X_train"], *v["X_test"], v["y_train"], v["y_test"]
-            )
-        cached = 0
-    jobs = []
-    for _, d in draws.iterrows():
-        data = views[d["dataset"]]
-        idx = np.asarray(d["indices"], dtype=int)
-        y_train = np.where(data["y_train"][idx] == d["task"], 1, -1)
-        y_test = np.where(data["y_test"] == d["task"], 1, -1)
-        for method, spec in methods.items():
-            unit = {
-                "dataset": d["dataset"],
-                "method": method,
-                "task": int(d["task"]),
-                "draw": int(d["draw"]),
-                "n_train": int(d["n_train"]),
-                "seed": int(d["seed"]),
-            }
-            keep = (
-                method in log_models.get("methods", [])
-                and unit["draw"] in log_models.get("draws", [0])
-                and unit["n_train"] == log_models.get("n_train", unit["n_train"])
-            )
-            tie_policy = spec.get("tie_policy", protocol.get("tie_policy", "error"))
-            key = None
-            if cache_dir:
-                key = unit_key(
-                    unit, spec, tie_policy, keep, fingerprints[d["dataset"]],
-                    array_fingerprint(idx), code[method],
-                )  # fmt: skip
-                cached += cache_path(cache_dir, key).exists()
-            jobs.append(
-                delayed(cached_call)(
-                    cache_dir if cache_dir else None,
-                    key,
-                    _fit_and_score,
-                    unit,
-                    spec,
-                    data["X_train"],
-                    idx,
-                    y_train,
-                    data["X_test"],
-                    y_test,
-                    tie_policy,
-                    keep,
-                )
-            )
-    if cache_dir:
-        logger.info("%d of %d units already in the cache %s.", cached, len(jobs), cache_dir)
-    outputs = run_units(jobs, n_jobs=protocol.get("n_jobs", 1), label="pbmvboost evaluation")
-    results = pd.DataFrame([row for o in outputs for row in o["rows"]])
-    trajectories = [o["trajectory"] for o in outputs if o["trajectory"] is not None]
-    trajectories = (
-        pd.concat(trajectories, ignore_index=True)
-        if trajectories
-        else pd.DataFrame(columns=["dataset", "method", "iteration"])
-    )
-    models = {
-        f"{o['rows'][0]['method']}_{o['rows'][0]['dataset']}_digit{o['rows'][0]['task']}"
-        f"_draw{o['rows'][0]['draw']}".replace(" ", "_"): o["model"]
-        for o in outputs
-        if o["model"] is not None
-    }
-    return results, trajectories, models
+                    for seed in seeds
+                ]
+                for row in splits.split_rows(keys, draws, seeds, index="draw"):
+                    rows.append({**row, "n_train": int(n)})
+    table = splits.split_table(rows)
+    return table[["dataset", "task", "draw", "n_train", "seed", "train", "test"]]
 
 
 def plot_figure4(trajectories: pd.DataFrame, figure: dict[str, Any]) -> plt.Figure:

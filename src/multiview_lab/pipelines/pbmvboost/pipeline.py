@@ -1,19 +1,15 @@
-"""The ``pbmvboost`` pipeline: views -> draws -> evaluation -> shared reporting + Figure 4."""
+"""The ``pbmvboost`` pipeline: views -> draws -> one training node per method -> reporting."""
 
 from kedro.pipeline import Node, Pipeline
 
-from multiview_lab.pipelines import reporting
-from multiview_lab.pipelines.pbmvboost.nodes import (
-    build_views,
-    draw_training_samples,
-    evaluate_methods,
-    plot_figure4,
-)
+from multiview_lab.pipelines import reporting, training
+from multiview_lab.pipelines.pbmvboost.nodes import build_views, draw_training_samples, plot_figure4
+from multiview_lab.pipelines.pbmvboost.task import make_task
 
 
 def create_pipeline(**kwargs) -> Pipeline:
     """Build the PB-MVBoost pipeline (namespace ``pbmvboost``)."""
-    method = Pipeline(
+    data = Pipeline(
         [
             Node(build_views, ["mnist_raw", "params:data"], "views", name="build_views"),
             Node(
@@ -22,15 +18,18 @@ def create_pipeline(**kwargs) -> Pipeline:
                 "draws",
                 name="draw_training_samples",
             ),
-            Node(
-                evaluate_methods,
-                ["views", "draws", "params:methods", "params:protocol"],
-                ["results", "trajectories", "models"],
-                name="evaluate_methods",
-            ),
-            Node(plot_figure4, ["trajectories", "params:figure4"], "figure4", name="plot_figure4"),
         ],
         namespace="pbmvboost",
         inputs={"mnist_raw"},
     )
-    return method + reporting.create_pipeline(namespace="pbmvboost", figures=True, reference=True)
+    train = training.create_pipeline(
+        "pbmvboost", make_task, datasets="views", splits="draws", extras=["trajectories"]
+    )
+    figure = Pipeline(
+        [Node(plot_figure4, ["trajectories", "params:figure4"], "figure4", name="plot_figure4")],
+        namespace="pbmvboost",
+    )
+    return (
+        data + train + figure
+        + reporting.create_pipeline(namespace="pbmvboost", figures=True, reference=True)
+    )  # fmt: skip

@@ -1,0 +1,9 @@
+"""The shared per-method training stage, reused by every pipeline (see :mod:`.pipeline`)."""
+
+from multiview_lab.pipelines.training.pipeline import (
+    create_pipeline,
+    method_slug,
+    registered_methods,
+)
+
+__all__ = ["create_pipeline", "method_slug", "registered_methods"]

@@ -1,0 +1,89 @@
+"""Nodes of the shared training stage: one method's units, then all methods collected.
+
+Both are thin: the work is :func:`multiview_lab.protocol.run_experiment`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from multiview_lab.protocol import run_experiment
+from multiview_lab.protocol.splits import key_columns
+
+logger = logging.getLogger(__name__)
+
+
+def train_method(
+    datasets: Mapping[str, Any],
+    splits: pd.DataFrame,
+    methods: Mapping[str, Any],
+    protocol: Mapping[str, Any],
+    execution: Mapping[str, Any],
+    *,
+    method: str,
+    pipeline: str,
+    make_task: Callable[[Mapping[str, Any]], Any],
+) -> dict[str, Any]:
+    """Every unit of one registered method: ``{"method", "results", "extras", "models"}``.
+
+    A method registered in another environment's conf only (the stage has a node for every
+    method of every environment) gives an empty result and a log line.
+    """
+    if method not in (methods or {}):
+        logger.info(
+            "%s: method %r is not registered in this environment; skipped.", pipeline, method
+        )
+        return {"method": method, "results": pd.DataFrame(), "extras": {}, "models": {}}
+    result = run_experiment(
+        make_task(protocol),
+        datasets,
+        splits,
+        {method: methods[method]},
+        execution=execution,
+        keep_models=protocol.get("keep_models"),
+        label=f"{pipeline} {method}",
+    )
+    return {
+        "method": method,
+        "results": result.results,
+        "extras": result.extras,
+        "models": result.models,
+    }
+
+
+def collect_units(
+    splits: pd.DataFrame,
+    methods: Mapping[str, Any],
+    *units: dict[str, Any],
+    extras: Sequence[str] = (),
+) -> tuple:
+    """The results of every method in one table, ordered as the units are (split by split, the
+    methods in registry order within a split), the extra tables by name, and every kept model.
+
+    Returns ``(results, models, *extras)``.
+    """
+    by_method = {u["method"]: u for u in units}
+    order = [m for m in methods if m in by_method]
+    frames = [by_method[m]["results"] for m in order if len(by_method[m]["results"])]
+    if not frames:
+        raise ValueError("no method produced results: check the registry and the splits.")
+    results = pd.concat(frames, ignore_index=True)
+    keys = [k for k in key_columns(splits) if k in results.columns]
+    position = splits[keys].drop_duplicates().reset_index(drop=True)
+    position["_position"] = range(len(position))
+    results = (
+        results.merge(position, on=keys, how="left", sort=False)
+        .sort_values("_position", kind="stable")
+        .drop(columns="_position")
+        .reset_index(drop=True)
+    )
+    models = {name: m for key in order for name, m in by_method[key]["models"].items()}
+    tables = []
+    for name in extras:
+        parts = [by_method[m]["extras"][name] for m in order if name in by_method[m]["extras"]]
+        tables.append(pd.concat(parts, ignore_index=True) if parts else pd.DataFrame())
+    return (results, models, *tables)

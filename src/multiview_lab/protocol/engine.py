@@ -1,0 +1,404 @@
+"""The experiment engine: units = split × method, run once, cached, on any backend.
+
+:func:`run_experiment` is the one loop of the project. It takes a task (how data meet an
+estimator, :mod:`multiview_lab.protocol.tasks`), the data sets, a split table
+(:mod:`multiview_lab.protocol.splits`) and the registered methods, and
+
+1. forms the units: every split row × every method the task applies to, in split-table order;
+2. seeds them: **every method gets the split's seed** (paired comparisons: on one split all
+   methods see the same training rows and the same seed for their inner randomness);
+3. looks each unit up in the resumable unit cache (``cache_dir``), keyed by the unit, the
+   method's entry, the task's settings, the data set's and the split's arrays, and the code the
+   unit runs (:func:`multiview_lab.evaluation.code_fingerprint`): an interrupted run resumes
+   where it stopped, a change of one method's code refits only that method's units;
+4. runs the missing units on the backend (:mod:`multiview_lab.protocol.execution`), each with
+   ``blas_threads`` BLAS threads, writing each result to the cache as it arrives (on the driver);
+   methods marked ``distributed`` parallelise themselves and run on the driver with the backend;
+5. logs progress with an ETA, and returns the results table (one set of column names:
+   ``fit_time_s``, ``score_time_s``), the tasks' extra tables and the kept fitted models.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import joblib
+import numpy as np
+import pandas as pd
+from sklearn.model_selection import StratifiedKFold
+from threadpoolctl import threadpool_limits
+
+from multiview_lab.evaluation import (
+    array_fingerprint,
+    cache_path,
+    code_fingerprint,
+    resolve_estimator_class,
+    unit_key,
+)
+from multiview_lab.protocol.execution import backend_from_config, check_execution
+from multiview_lab.protocol.registry import Method, parse_methods
+from multiview_lab.protocol.splits import key_columns
+from multiview_lab.protocol.tasks import Task
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class UnitResult:
+    """What one unit returns: result rows, extra tables, the fitted model if kept."""
+
+    rows: list[dict[str, Any]]
+    extras: dict[str, pd.DataFrame] = field(default_factory=dict)
+    model: Any = None
+
+
+@dataclass
+class ExperimentResult:
+    """The results table, the extra tables (name -> DataFrame) and the kept models."""
+
+    results: pd.DataFrame
+    extras: dict[str, pd.DataFrame]
+    models: dict[str, Any]
+    n_cached: int = 0
+
+
+def _tune(task: Task, method: Method, data, split, seed: int) -> tuple[dict, dict]:
+    """The grid point of ``method.tune`` with the best mean inner-CV score on the training part.
+
+    The training rows are split by a stratified K-fold shuffled with the unit's seed; each grid
+    point is fitted on K−1 folds and scored by the task on the held-out fold (for a transductive
+    task the held-out rows stay in the fit, unlabelled). Ties keep the first grid point.
+    """
+    tune = method.tune or {}
+    metric = tune.get("metric", "accuracy")
+    higher = bool(tune.get("greater_is_better", True))
+    train = np.asarray(split["train"], dtype=np.int64)
+    y = task.labels(data)[train]
+    folds = StratifiedKFold(int(tune.get("folds", 3)), shuffle=True, random_state=seed)
+    inner = [(train[a], train[b]) for a, b in folds.split(train, y)]
+    best, best_score = None, None
+    for point in method.grid():
+        scores = []
+        for tr, te in inner:
+            model = method.build(seed, **point)
+            fold = {**split, "train": tr, "test": te}
+            task.fit(model, data, fold, method)
+            out = task.score(model, data, fold, method)
+            out = out if isinstance(out, Mapping) else out[0]
+            if metric not in out:
+                raise ValueError(
+                    f"method {method.name!r}: tune.metric {metric!r} is not a score of the task "
+                    f"({sorted(out)})."
+                )
+            scores.append(float(out[metric]))
+        score = float(np.mean(scores))
+        if best_score is None or (
+            score > best_score + 1e-12 if higher else score < best_score - 1e-12
+        ):
+            best, best_score = point, score
+    return dict(best), {f"cv_{metric}": best_score}
+
+
+def run_unit(
+    task: Task,
+    method: Method,
+    data: Mapping[str, Any],
+    split: dict[str, Any],
+    unit: dict[str, Any],
+    blas_threads: int | None = 1,
+    keep_model: bool = False,
+    inject: Mapping[str, Any] | None = None,
+) -> UnitResult:
+    """Fit ``method`` on one split of ``data`` and score it (no side effects)."""
+    seed = int(unit["seed"])
+    with threadpool_limits(limits=blas_threads):
+        params, tuned = ({}, {})
+        if method.tune:
+            params, tuned = _tune(task, method, data, split, seed)
+        model = method.build(seed, **params, **(inject or {}))
+        start = time.perf_counter()
+        task.fit(model, data, split, method)
+        fit_time = time.perf_counter() - start
+        start = time.perf_counter()
+        scores = task.score(model, data, split, method)
+        score_time = time.perf_counter() - start
+        extras = task.extras(model, data, split, method, unit)
+    if inject and "client" in inject:  # a live client does not pickle: the model keeps none
+        model.set_params(client=None)
+    info = task.info(model)
+    timing = {"fit_time_s": fit_time, "score_time_s": score_time}
+    scores = [scores] if isinstance(scores, Mapping) else list(scores)
+    rows = [{**unit, **tuned, **info, **s, **timing} for s in scores]
+    return UnitResult(rows=rows, extras=extras, model=model if keep_model else None)
+
+
+def _keep(keep_models: Mapping[str, Any] | None, unit: dict[str, Any], first: bool) -> bool:
+    """Whether a unit's fitted model is kept: the first unit of every method (``first``,
+    default true), and every unit of ``methods`` (default all) matching ``where``."""
+    keep_models = dict(keep_models or {})
+    if keep_models.get("first", True) and first:
+        return True
+    where = keep_models.get("where")
+    if not where:
+        return False
+    methods = keep_models.get("methods")
+    if methods is not None and unit["method"] not in methods:
+        return False
+    return all(
+        unit.get(k) in list(v if isinstance(v, list | tuple) else [v]) for k, v in where.items()
+    )
+
+
+def model_name(unit: Mapping[str, Any]) -> str:
+    """``<method>_<dataset>_<key><value>...``: the name a kept model is logged under."""
+    parts = [str(unit["method"]), str(unit.get("dataset", ""))]
+    parts += [f"{k}{v}" for k, v in unit.items() if k not in ("method", "dataset", "seed")]
+    name = "_".join(p for p in parts if p)
+    return re.sub(r"[\s/:.%\"']+", "-", name)  # characters MLflow refuses in a model name
+
+
+class _Progress:
+    """INFO lines every ~5 % of the units or 60 s, with the elapsed time and an ETA."""
+
+    def __init__(self, label: str, total: int) -> None:
+        self.label, self.total, self.done = label, total, 0
+        self.start = self.last = time.perf_counter()
+        self.step = max(1, total // 20)
+
+    def tick(self) -> None:
+        self.done += 1
+        now = time.perf_counter()
+        if self.done % self.step and self.done != self.total and now - self.last < 60:
+            return
+        self.last = now
+        elapsed = now - self.start
+        eta = elapsed / self.done * (self.total - self.done)
+        logger.info(
+            "%s: %d/%d units (%.0f s, ~%.0f s left).",
+            self.label,
+            self.done,
+            self.total,
+            elapsed,
+            eta,
+        )
+
+
+def _write(path: Path, value: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    joblib.dump(value, tmp)
+    os.replace(tmp, path)  # a run killed mid-write leaves no partial entry
+
+
+def _read(path: Path):
+    try:
+        return joblib.load(path)
+    except Exception as exc:  # noqa: BLE001 - a damaged entry is recomputed, not fatal
+        logger.warning("Cached unit %s unreadable (%s); recomputing.", path.name, exc)
+        return None
+
+
+def _unit_record(keys: Sequence[str], split: Mapping[str, Any], method: str) -> dict[str, Any]:
+    unit: dict[str, Any] = {}
+    for k in keys:
+        value = split[k]
+        unit[k] = value.item() if isinstance(value, np.generic) else value
+        if k == "dataset":
+            unit["method"] = method
+    unit.setdefault("method", method)
+    unit["seed"] = int(split["seed"])
+    return unit
+
+
+def run_experiment(
+    task: Task,
+    datasets: Mapping[str, Mapping[str, Any]],
+    splits: pd.DataFrame,
+    methods: Mapping[str, Any],
+    *,
+    execution: Mapping[str, Any] | None = None,
+    backend=None,
+    keep_models: Mapping[str, Any] | None = None,
+    label: str = "experiment",
+) -> ExperimentResult:
+    """Run every unit (split × method) of an experiment; see the module docstring.
+
+    Parameters
+    ----------
+    task : Task
+        How a split of a data set meets an estimator, and how it is scored.
+    datasets : mapping
+        Data set name (the split table's ``dataset``) -> the data set (a mapping the task reads).
+    splits : DataFrame
+        The split table (:func:`multiview_lab.protocol.splits.split_table`).
+    methods : mapping
+        Method name -> registry entry (or :class:`~multiview_lab.protocol.Method`), in the
+        order of the results.
+    execution : mapping, optional
+        The ``execution`` block: ``backend`` (``local`` | ``dask``), ``n_jobs``,
+        ``scheduler_address``, ``n_workers``, ``threads_per_worker``, ``blas_threads`` (per
+        unit; null: no limit) and ``cache_dir`` (null: no unit cache).
+    backend : LocalBackend or DaskBackend, optional
+        A backend to use instead of the one ``execution`` names.
+    keep_models : mapping, optional
+        Which fitted models to return: ``first`` (default true: the first unit of every
+        method), plus every unit of ``methods`` (default: all) whose keys match ``where``
+        (column -> allowed values).
+    label : str
+        Prefix of the progress lines.
+
+    Returns
+    -------
+    ExperimentResult
+        ``results`` (one row per unit and score row: the split's keys, ``method``, ``seed``,
+        the scores, ``fit_time_s``, ``score_time_s``), ``extras`` (the tasks' extra tables,
+        concatenated), ``models`` (:func:`model_name` -> fitted estimator) and ``n_cached``.
+    """
+    config = check_execution(execution)
+    if not methods:
+        raise ValueError(f"{label}: no method registered: the pipeline's registry is empty.")
+    parsed = {name: m if isinstance(m, Method) else None for name, m in dict(methods).items()}
+    raw = {name: m for name, m in dict(methods).items() if parsed[name] is None}
+    parsed.update(parse_methods(raw, task.method_options) if raw else {})
+    unknown = sorted(set(splits["dataset"]) - set(datasets))
+    if unknown:
+        raise ValueError(f"the splits name data set(s) {unknown} that were not prepared.")
+    keys = key_columns(splits)
+    units: list[tuple[dict, Method, dict]] = []
+    for split in splits.to_dict("records"):
+        for method in parsed.values():
+            if task.applies(method, split):
+                unit = _unit_record(keys, split, method.name)
+                units.append((unit, method, split))
+    if not units:
+        raise ValueError(f"{label}: no unit to run (no method applies to any split).")
+    first = {}
+    for i, (_, method, _) in enumerate(units):
+        first.setdefault(method.name, i)
+    keep = [_keep(keep_models, u, first[m.name] == i) for i, (u, m, _) in enumerate(units)]
+
+    cache_dir = config["cache_dir"]
+    paths: list[Path | None] = [None] * len(units)
+    outputs: list[UnitResult | None] = [None] * len(units)
+    if cache_dir:
+        settings = task.settings()
+        data_fp = {name: _data_fingerprint(datasets[name]) for name in set(splits["dataset"])}
+        code = {
+            name: code_fingerprint(
+                __name__, type(task).__module__, resolve_estimator_class(m.estimator).__module__
+            )
+            for name, m in parsed.items()
+        }
+        for i, (unit, method, split) in enumerate(units):
+            arrays = [
+                np.asarray(v)
+                for k, v in split.items()
+                if k not in keys and k != "seed" and v is not None
+            ]
+            key = unit_key(
+                unit, method.spec(), settings, keep[i], data_fp[unit["dataset"]],
+                array_fingerprint(*arrays), code[method.name],
+            )  # fmt: skip
+            paths[i] = cache_path(cache_dir, key)
+            if paths[i].exists():
+                outputs[i] = _read(paths[i])
+    n_cached = sum(o is not None for o in outputs)
+    todo = [i for i, o in enumerate(outputs) if o is None]
+    if backend is None:
+        backend = backend_from_config(config)
+    logger.info(
+        "%s: %d units (%d methods), %d in the cache, on %s.",
+        label, len(units), len(parsed), n_cached, backend.describe(),
+    )  # fmt: skip
+    progress = _Progress(label, len(todo))
+    blas = config["blas_threads"]
+
+    def finish(i: int, out: UnitResult) -> None:
+        outputs[i] = out
+        if paths[i] is not None:
+            _write(paths[i], out)
+        progress.tick()
+
+    driver = [i for i in todo if units[i][1].distributed]
+    remote = [i for i in todo if not units[i][1].distributed]
+    inject = {"backend": backend.name}
+    if backend.client is not None:
+        inject["client"] = backend.client
+    for i in driver:  # the method parallelises itself on the backend
+        unit, method, split = units[i]
+        given = {k: v for k, v in inject.items() if k not in method.params}
+        try:
+            out = run_unit(
+                task, method, datasets[unit["dataset"]], split, unit, blas, keep[i], given
+            )
+        except Exception as exc:
+            raise RuntimeError(f"{label}: unit {unit} failed: {exc}") from exc
+        finish(i, out)
+    refs = {
+        name: backend.put(name, datasets[name]) for name in {units[i][0]["dataset"] for i in remote}
+    }
+    calls = [
+        (task, units[i][1], refs[units[i][0]["dataset"]], units[i][2], units[i][0], blas, keep[i])
+        for i in remote
+    ]
+    try:
+        for j, out in backend.run(run_unit, calls):
+            finish(remote[j], out)
+    except Exception as exc:
+        done = sum(o is not None for o in outputs)
+        raise RuntimeError(
+            f"{label}: a unit failed after {done} of {len(units)} units"
+            f"{' (finished units are cached: rerun to resume)' if cache_dir else ''}: {exc}"
+        ) from exc
+    return _assemble(units, outputs, n_cached)
+
+
+def _data_fingerprint(data: Any) -> str:
+    """Digest of every array in a (nested) data set."""
+    import scipy.sparse as sp
+
+    arrays: list[np.ndarray] = []
+
+    def walk(value):
+        if sp.issparse(value):
+            value = value.tocsr()
+            arrays.extend([value.data, value.indices, value.indptr, np.asarray(value.shape)])
+        elif isinstance(value, np.ndarray):
+            arrays.append(value)
+        elif isinstance(value, Mapping):
+            for k in sorted(value, key=str):
+                arrays.append(np.frombuffer(str(k).encode(), dtype=np.uint8))
+                walk(value[k])
+        elif isinstance(value, list | tuple):
+            for v in value:
+                walk(v)
+        elif value is not None:
+            arrays.append(np.frombuffer(repr(value).encode(), dtype=np.uint8))
+
+    walk(data)
+    return array_fingerprint(*arrays)
+
+
+def _assemble(units, outputs: list[UnitResult], n_cached: int) -> ExperimentResult:
+    rows = [row for out in outputs for row in out.rows]
+    extras: dict[str, list[pd.DataFrame]] = {}
+    models = {}
+    for (unit, _, _), out in zip(units, outputs, strict=True):
+        for name, frame in (out.extras or {}).items():
+            if frame is not None and len(frame):
+                extras.setdefault(name, []).append(frame)
+        if out.model is not None:
+            models[model_name(unit)] = out.model
+    return ExperimentResult(
+        results=pd.DataFrame(rows),
+        extras={k: pd.concat(v, ignore_index=True) for k, v in extras.items()},
+        models=models,
+        n_cached=n_cached,
+    )

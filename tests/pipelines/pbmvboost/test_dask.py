@@ -1,0 +1,28 @@
+"""``kedro run --pipelines=pbmvboost`` with the Dask backend (a real 2-worker LocalCluster of
+processes) gives the tables of the local run."""
+
+import pandas as pd
+import pytest
+
+from tests.conftest import make_project_copy, mlflow_runs, run_pipeline
+
+pytestmark = pytest.mark.slow
+TIMING = ["fit_time_s", "score_time_s"]
+
+
+def test_dask_backend_gives_the_local_tables(tmp_path, pbmvboost_smoke_project):
+    project = make_project_copy(tmp_path / "p", ["mnist.npz"])
+    run_pipeline(
+        project,
+        "pbmvboost",
+        env="smoke",
+        runtime_params={"execution": {"backend": "dask", "n_workers": 2}},
+    )
+    for rel in ("07_model_output/pbmvboost/results.csv", "08_reporting/pbmvboost/table1.csv"):
+        local = pd.read_csv(pbmvboost_smoke_project / "data" / rel)
+        dask = pd.read_csv(project / "data" / rel)
+        drop = [c for c in local.columns if c in TIMING or c.startswith("fit_time")]
+        pd.testing.assert_frame_equal(local.drop(columns=drop), dask.drop(columns=drop))
+    _, runs = mlflow_runs("pbmvboost")
+    assert runs[-1].info.status == "FINISHED"
+    assert runs[-1].data.params["execution.backend"] == "dask"

@@ -1,0 +1,156 @@
+"""The experiment engine: units, seed policy, n_jobs invariance, cache, tuning, failures."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.model_selection import GridSearchCV, StratifiedKFold
+from sklearn.tree import DecisionTreeClassifier
+
+from multiview_lab.protocol import ViewsTask, engine, parse_methods, run_experiment
+from tests.protocol.conftest import METHODS
+
+TIMING = ["fit_time_s", "score_time_s"]
+
+
+def _run(data, split_table, methods=METHODS, task=None, **execution):
+    return run_experiment(
+        task or ViewsTask(), data, split_table, methods, execution={"n_jobs": 1, **execution}
+    )
+
+
+def test_units_are_split_times_method_with_the_split_seed(data, split_table):
+    out = _run(data, split_table)
+    r = out.results
+    assert len(r) == len(split_table) * len(METHODS)
+    assert list(r.columns[:5]) == ["dataset", "method", "repeat", "fold", "seed"]
+    # every method gets the split's seed: the paired design of the five papers
+    for _, split in split_table.iterrows():
+        rows = r[(r["repeat"] == split["repeat"]) & (r["fold"] == split["fold"])]
+        assert set(rows["seed"]) == {split["seed"]} and list(rows["method"]) == list(METHODS)
+    assert r["accuracy"].between(0.5, 1).all() and (r["fit_time_s"] > 0).all()
+    # the kept models: the first unit of every method, fitted with the split's seed
+    assert sorted(out.models) == ["logreg_SYN_repeat0_fold0", "tree_SYN_repeat0_fold0"]
+    tree = out.models["tree_SYN_repeat0_fold0"]
+    assert tree.estimator_.random_state == split_table["seed"].iloc[0]
+
+
+def test_results_do_not_depend_on_n_jobs(data, split_table):
+    a = _run(data, split_table, n_jobs=1).results
+    b = _run(data, split_table, n_jobs=2).results
+    pd.testing.assert_frame_equal(a.drop(columns=TIMING), b.drop(columns=TIMING))
+
+
+def test_scores_equal_a_direct_fit(data, split_table):
+    """A unit is exactly: build with the split's seed, fit on its training rows, score."""
+    r = _run(data, split_table).results
+    split = split_table.iloc[4]
+    method = parse_methods(METHODS)["tree"]
+    model = method.build(random_state=int(split["seed"]))
+    Xs, y = data["SYN"]["X"], data["SYN"]["y"]
+    model.fit([X[split["train"]] for X in Xs], y[split["train"]])
+    acc = np.mean(model.predict([X[split["test"]] for X in Xs]) == y[split["test"]])
+    row = r[
+        (r["method"] == "tree") & (r["repeat"] == split["repeat"]) & (r["fold"] == split["fold"])
+    ]
+    assert row["accuracy"].item() == pytest.approx(acc, abs=0)
+
+
+def test_unit_cache_resumes_and_refits_only_what_changed(data, split_table, tmp_path, monkeypatch):
+    cache = str(tmp_path / "cache")
+    first = _run(data, split_table, cache_dir=cache)
+    assert first.n_cached == 0
+    assert len(list((tmp_path / "cache").glob("*.joblib"))) == len(split_table) * 2
+    again = _run(data, split_table, cache_dir=cache)
+    assert again.n_cached == len(split_table) * 2
+    pd.testing.assert_frame_equal(first.results, again.results)
+    changed = {**METHODS, "tree": {**METHODS["tree"], "params": {
+        "estimator": "sklearn.tree.DecisionTreeClassifier", "params": {"max_depth": 2}}}}  # fmt: skip
+    assert _run(data, split_table, changed, cache_dir=cache).n_cached == len(split_table)
+    # an edit of the code a method runs re-keys that method's units only
+    methods = {**METHODS, "mvmv": {"estimator": "MVMVClassifier", "params": {"max_depth": 2}}}
+    data = {"SYN": {**data["SYN"], "y": (data["SYN"]["y"] == 0).astype(int)}}  # MV-MV: binary
+    _run(data, split_table, methods, cache_dir=cache)
+    original = engine.code_fingerprint
+    edited = "multiview_lab.pbmvboost.baselines"
+    monkeypatch.setattr(
+        engine, "code_fingerprint", lambda *m: original(*m) + ("-edited" if edited in m else "")
+    )
+    out = _run(data, split_table, methods, cache_dir=cache)
+    assert out.n_cached == 2 * len(split_table)  # tree and logreg from the cache, MV-MV refitted
+    assert _run(data, split_table, methods, cache_dir=cache).n_cached == 3 * len(split_table)
+
+
+class _FailingTask(ViewsTask):
+    fail_on: tuple = ()
+
+    def fit(self, model, data, split, method):
+        if (split["repeat"], split["fold"]) in _FailingTask.fail_on:
+            raise FloatingPointError("diverged")
+        super().fit(model, data, split, method)
+
+
+def test_a_failed_unit_names_itself_and_finished_units_stay_cached(data, split_table, tmp_path):
+    cache = str(tmp_path / "cache")
+    _FailingTask.fail_on = ((1, 2),)
+    with pytest.raises(RuntimeError, match=r"diverged.*|unit .* failed") as err:
+        _run(data, split_table, task=_FailingTask(), cache_dir=cache)
+    assert "rerun to resume" in str(err.value)
+    done = len(list((tmp_path / "cache").glob("*.joblib")))
+    assert 0 < done < len(split_table) * 2
+    _FailingTask.fail_on = ()
+    resumed = _run(data, split_table, task=_FailingTask(), cache_dir=cache)
+    assert resumed.n_cached == done
+    assert not list((tmp_path / "cache").glob("*.tmp"))
+
+
+def test_tune_matches_scikit_learn_grid_search(data, split_table):
+    """``tune:`` chooses like GridSearchCV with the same stratified folds and seed."""
+    grid = [1, 2, 4, 8]
+    methods = {
+        "tree": {
+            "estimator": "ConcatViews",
+            "params": {"estimator": "sklearn.tree.DecisionTreeClassifier"},
+            "tune": {"grid": {"params": [{"max_depth": d} for d in grid]}, "folds": 3},
+        }
+    }
+    r = _run(data, split_table, methods).results
+    Xs, y = data["SYN"]["X"], data["SYN"]["y"]
+    for (_, split), (_, row) in zip(split_table.iterrows(), r.iterrows(), strict=True):
+        seed = int(split["seed"])
+        search = GridSearchCV(
+            DecisionTreeClassifier(random_state=seed),
+            {"max_depth": grid},
+            cv=StratifiedKFold(3, shuffle=True, random_state=seed),
+        ).fit(np.hstack(Xs)[split["train"]], y[split["train"]])
+        assert row["cv_accuracy"] == pytest.approx(search.best_score_, abs=1e-12)
+
+
+def test_registry_errors_name_the_problem(data, split_table):
+    cases = [
+        ({"m": {"params": {}}}, "needs an 'estimator'"),
+        ({"m": {"estimator": "NoSuchClassifier"}}, "Unknown estimator"),
+        ({"m": {"estimator": "ConcatViews", "params": {"n_trees": 3}}}, "Unknown parameter"),
+        ({"m": {"estimator": "ConcatViews", "trajectory": True}}, "unknown key"),
+        ({"m": {"estimator": "ConcatViews", "tune": {"grid": {}}}}, "tune.grid"),
+        ({"m": {"estimator": "ConcatViews", "tune": {"grid": {"a": [1]}, "cv": 3}}}, "tune key"),
+        ({}, "no method registered"),
+    ]
+    for methods, message in cases:
+        with pytest.raises(ValueError, match=message):
+            _run(data, split_table, methods)
+    with pytest.raises(ValueError, match="execution.backend"):
+        _run(data, split_table, backend="spark")
+    with pytest.raises(ValueError, match="not prepared"):
+        run_experiment(ViewsTask(), {}, split_table, METHODS)
+
+
+def test_a_damaged_cache_entry_is_recomputed(data, split_table, tmp_path):
+    cache = tmp_path / "cache"
+    first = _run(data, split_table, cache_dir=str(cache))
+    victim = sorted(cache.glob("*.joblib"))[0]
+    victim.write_bytes(b"not a joblib file")
+    again = _run(data, split_table, cache_dir=str(cache))
+    assert again.n_cached == len(split_table) * 2 - 1
+    pd.testing.assert_frame_equal(
+        first.results.drop(columns=TIMING), again.results.drop(columns=TIMING)
+    )
