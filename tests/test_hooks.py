@@ -68,3 +68,21 @@ def test_metric_series_are_logged_at_their_steps(tmp_path):
     history = client.get_metric_history(run.info.run_id, "fig/A/acc")
     assert sorted((m.step, m.value) for m in history) == [(150, 0.9), (200, 0.92), (500, 0.95)]
     assert client.get_run(run.info.run_id).data.metrics == {"fig/A/acc": 0.95, "plain": 0.5}
+
+
+def test_provenance_names_the_runner_class_and_the_commit(tmp_path):
+    from multiview_lab.hooks import _git_state, _runner_name
+
+    assert _runner_name("<kedro.runner.sequential_runner.SequentialRunner object at 0x1>") == (
+        "SequentialRunner"
+    )
+    assert _git_state(tmp_path) == {"git.commit": "unknown (not a git checkout)"}
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "f.txt").write_text("a")
+    subprocess.run([*git, "-C", str(tmp_path), "add", "f.txt"], check=True)
+    subprocess.run([*git, "-C", str(tmp_path), "commit", "-qm", "c"], check=True)
+    state = _git_state(tmp_path)
+    assert len(state["git.commit"]) == 40 and state["git.dirty"] == "false"
+    (tmp_path / "f.txt").write_text("b")
+    assert _git_state(tmp_path)["git.dirty"] == "true"

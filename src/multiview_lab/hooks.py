@@ -27,6 +27,7 @@ import contextlib
 import logging
 import os
 import platform
+import re
 import signal
 import threading
 from collections.abc import Mapping
@@ -83,6 +84,37 @@ def _trusted_types(model: Any) -> list[str]:
     if foreign:
         raise ValueError(f"Refusing to log a model holding untrusted types {foreign}.")
     return untrusted
+
+
+def _git_state(path: Path) -> dict[str, str]:
+    """The commit checked out at ``path`` and whether tracked files differ from it."""
+    import subprocess
+
+    def git(*args):
+        return subprocess.run(
+            ["git", *args], cwd=path, capture_output=True, text=True, timeout=20, check=True
+        ).stdout.strip()
+
+    try:
+        commit = git("rev-parse", "HEAD")
+        dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
+    except (OSError, subprocess.SubprocessError):
+        return {"git.commit": "unknown (not a git checkout)"}
+    return {
+        "git.commit": commit,
+        "git.dirty": str(dirty).lower(),
+        "mlflow.source.git.commit": commit,  # shown by the MLflow UI as the run's version
+    }
+
+
+def _runner_name(runner: Any) -> str:
+    """``SequentialRunner`` from a runner, its class or its repr (none given: Kedro's default,
+    the sequential runner)."""
+    if runner is None or str(runner) == "None":
+        return "SequentialRunner"
+    text = runner if isinstance(runner, str) else type(runner).__name__
+    match = re.search(r"(\w+Runner)\b", str(text))
+    return match.group(1) if match else str(text)
 
 
 def _exit_on_sigterm(signum, frame) -> None:
@@ -152,9 +184,18 @@ class MlflowHooks:
             uri = prefix + str(self._project_path / uri[len(prefix) :])
         return uri
 
+    def _description(self, kind: str, name: str) -> str:
+        return str(((self._config.get("descriptions") or {}).get(kind) or {}).get(name) or "")
+
     def _experiment_id(self, mlflow, name: str) -> str:
         experiment = mlflow.get_experiment_by_name(name)
         if experiment is not None:
+            if "mlflow.note.content" not in experiment.tags:
+                text = self._description("pipelines", name)
+                if text:
+                    mlflow.MlflowClient().set_experiment_tag(
+                        experiment.experiment_id, "mlflow.note.content", text
+                    )
             return experiment.experiment_id
         location = None
         root = self._config.get("artifact_root", "mlartifacts")
@@ -162,7 +203,19 @@ class MlflowHooks:
             location = (self._project_path / root / name).resolve().as_uri()
         else:
             location = f"{root.rstrip('/')}/{name}"
-        return mlflow.create_experiment(name, artifact_location=location)
+        tags = {"mlflow.note.content": self._description("pipelines", name)}
+        return mlflow.create_experiment(
+            name, artifact_location=location, tags={k: v for k, v in tags.items() if v}
+        )
+
+    @staticmethod
+    def _drop_empty_default(mlflow) -> None:
+        """Delete MLflow's own empty "Default" experiment, so the UI opens on a pipeline's."""
+        client = mlflow.MlflowClient()
+        default = client.get_experiment("0") if mlflow.get_experiment_by_name("Default") else None
+        if default is not None and default.lifecycle_stage == "active":
+            if not client.search_runs(["0"], max_results=1, run_view_type=3):
+                client.delete_experiment("0")
 
     @hook_impl
     def before_pipeline_run(self, run_params: dict[str, Any], pipeline, catalog) -> None:
@@ -177,7 +230,16 @@ class MlflowHooks:
         experiment = self._config.get("experiment_name") or "+".join(names)
         mlflow.set_tracking_uri(self._tracking_uri())
         experiment_id = self._experiment_id(mlflow, experiment)
+        self._drop_empty_default(mlflow)
         env = run_params.get("env") or "base"
+        description = "\n\n".join(
+            t
+            for t in (
+                *(self._description("pipelines", n) for n in names),
+                self._description("envs", env),
+            )
+            if t
+        )
         run = mlflow.start_run(
             experiment_id=experiment_id,
             run_name=f"{experiment}-{env}-{run_params.get('run_id', '')[:19]}",
@@ -185,9 +247,11 @@ class MlflowHooks:
                 "kedro.run_id": str(run_params.get("run_id")),
                 "kedro.env": env,
                 "kedro.pipelines": ",".join(names),
-                "kedro.runner": str(run_params.get("runner")),
+                "kedro.runner": _runner_name(run_params.get("runner")),
                 "kedro.version": str(run_params.get("kedro_version")),
                 "python": platform.python_version(),
+                **_git_state(self._project_path),
+                **({"mlflow.note.content": description} if description else {}),
             },
         )
         self._run_id = run.info.run_id

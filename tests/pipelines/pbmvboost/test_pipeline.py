@@ -83,6 +83,15 @@ def test_mlflow_run_finished_with_params_metrics_artifacts_models(pbmvboost_smok
         r for r in runs if r.data.tags.get("kedro.env") == "smoke" and r.info.status == "FINISHED"
     ][-1]
     assert run.data.params["pbmvboost.protocol.n_draws"] == "2"
+    # provenance: runner class, env, pipeline, commit, and a note saying what the run is
+    tags = run.data.tags
+    assert tags["kedro.runner"] == "SequentialRunner" and tags["kedro.pipelines"] == "pbmvboost"
+    assert "git.commit" in tags  # the project copy is no git checkout: "unknown (...)"
+    assert "PB-MVBoost" in tags["mlflow.note.content"]
+    assert "NOT the paper's protocol" in tags["mlflow.note.content"]
+    experiment = client.get_experiment(run.info.experiment_id)
+    assert "MNIST" in experiment.tags["mlflow.note.content"]
+    assert client.get_experiment("0").lifecycle_stage == "deleted"  # no empty "Default"
     assert run.data.params["pbmvboost.methods.PB-MVBoost.params.n_estimators"] == "10"
     assert "MNIST1/PB-MVBoost/100/accuracy_mean" in run.data.metrics
     artifacts = {a.path for a in client.list_artifacts(run.info.run_id, "08_reporting/pbmvboost")}
