@@ -154,3 +154,11 @@ def test_a_damaged_cache_entry_is_recomputed(data, split_table, tmp_path):
     pd.testing.assert_frame_equal(
         first.results.drop(columns=TIMING), again.results.drop(columns=TIMING)
     )
+
+
+def test_a_disabled_method_is_not_run(data, split_table):
+    methods = {**METHODS, "logreg": {**METHODS["logreg"], "enabled": False}}
+    r = _run(data, split_table, methods).results
+    assert set(r["method"]) == {"tree"}
+    with pytest.raises(ValueError, match="disabled"):
+        _run(data, split_table, {"logreg": methods["logreg"]})

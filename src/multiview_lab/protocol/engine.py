@@ -43,7 +43,7 @@ from multiview_lab.evaluation import (
     unit_key,
 )
 from multiview_lab.protocol.execution import backend_from_config, check_execution
-from multiview_lab.protocol.registry import Method, parse_methods
+from multiview_lab.protocol.registry import Method, is_enabled, parse_methods
 from multiview_lab.protocol.splits import key_columns
 from multiview_lab.protocol.tasks import Task
 
@@ -264,8 +264,11 @@ def run_experiment(
     config = check_execution(execution)
     if not methods:
         raise ValueError(f"{label}: no method registered: the pipeline's registry is empty.")
-    parsed = {name: m if isinstance(m, Method) else None for name, m in dict(methods).items()}
-    raw = {name: m for name, m in dict(methods).items() if parsed[name] is None}
+    methods = {name: m for name, m in dict(methods).items() if is_enabled(m)}
+    if not methods:
+        raise ValueError(f"{label}: every registered method is disabled (enabled: false).")
+    parsed = {name: m if isinstance(m, Method) else None for name, m in methods.items()}
+    raw = {name: m for name, m in methods.items() if parsed[name] is None}
     parsed.update(parse_methods(raw, task.method_options) if raw else {})
     unknown = sorted(set(splits["dataset"]) - set(datasets))
     if unknown:

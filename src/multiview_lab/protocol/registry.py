@@ -14,6 +14,8 @@ A method is registered in a pipeline's parameters as::
           greater_is_better: false
         distributed: false              # true: the estimator parallelises itself and takes the
                                         # run's backend (and Dask client) as parameters
+        enabled: true                   # false: not run (an environment can switch a method
+                                        # off, since conf environments add keys, never remove)
 
 plus the few keys a pipeline's task declares (:attr:`Task.method_options`, e.g. PB-MVBoost's
 ``trajectory``). Anything else is an error naming the key.
@@ -29,7 +31,7 @@ from typing import Any
 from multiview_lab.evaluation import build_estimator, resolve_estimator_class
 
 #: keys every method entry may have
-ENGINE_KEYS = ("estimator", "params", "tune", "distributed")
+ENGINE_KEYS = ("estimator", "params", "tune", "distributed", "enabled")
 TUNE_KEYS = ("grid", "folds", "metric", "greater_is_better")
 
 
@@ -107,11 +109,20 @@ def parse_method(name: str, entry: Mapping[str, Any], options: Iterable[str] = (
     return method
 
 
+def is_enabled(entry: Any) -> bool:
+    """Whether a registry entry runs (``enabled`` absent or true)."""
+    return not (isinstance(entry, Mapping) and entry.get("enabled", True) is False)
+
+
 def parse_methods(
     methods: Mapping[str, Mapping[str, Any]] | None, options: Iterable[str] = ()
 ) -> dict[str, Method]:
-    """Every entry of a registry, in registry order (see :func:`parse_method`)."""
+    """Every enabled entry of a registry, in registry order (see :func:`parse_method`)."""
     if not methods:
         raise ValueError("no method registered: the pipeline's 'methods' entry is empty.")
     options = tuple(options)
-    return {str(name): parse_method(str(name), entry, options) for name, entry in methods.items()}
+    return {
+        str(name): parse_method(str(name), entry, options)
+        for name, entry in methods.items()
+        if is_enabled(entry)
+    }

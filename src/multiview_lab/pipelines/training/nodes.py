@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 
 from multiview_lab.protocol import run_experiment
+from multiview_lab.protocol.registry import is_enabled
 from multiview_lab.protocol.splits import key_columns
 
 logger = logging.getLogger(__name__)
@@ -33,10 +34,8 @@ def train_method(
     A method registered in another environment's conf only (the stage has a node for every
     method of every environment) gives an empty result and a log line.
     """
-    if method not in (methods or {}):
-        logger.info(
-            "%s: method %r is not registered in this environment; skipped.", pipeline, method
-        )
+    if method not in (methods or {}) or not is_enabled(methods[method]):
+        logger.info("%s: method %r is not enabled in this environment; skipped.", pipeline, method)
         return {"method": method, "results": pd.DataFrame(), "extras": {}, "models": {}}
     result = run_experiment(
         make_task(protocol),
