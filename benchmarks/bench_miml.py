@@ -28,8 +28,8 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from multiview_lab.data.miml_scene import load_miml_scene
+from multiview_lab.miml import evaluate_miml, standardize_bags
 from multiview_lab.miml.gp import MIMLGPClassifier, median_instance_distance
-from multiview_lab.miml.protocol import evaluate_miml, standardize_bags
 
 RAW = Path(__file__).resolve().parents[1] / "data" / "01_raw" / "miml_scene" / "miml_scene.npz"
 

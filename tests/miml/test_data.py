@@ -1,4 +1,5 @@
-"""Loaders of the MIML scene and COREL data in data/01_raw, and the protocol helpers."""
+"""Loaders of the MIML scene and COREL data in data/01_raw, the feature standardisation and
+:func:`~multiview_lab.miml.evaluate_miml`."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pytest
 
 from multiview_lab.data.corel import COREL_CATEGORIES, load_corel_task
 from multiview_lab.data.miml_scene import load_miml_scene
-from multiview_lab.miml.protocol import kfold_splits, random_half_splits, standardize_bags
+from multiview_lab.miml import MIMLkNN, evaluate_miml, standardize_bags
 
 RAW = Path(__file__).resolve().parents[2] / "data" / "01_raw"
 
@@ -35,35 +36,29 @@ def test_corel_tasks():
         load_corel_task(RAW / "corel_mi", "Horses")
 
 
-def test_splits_and_standardisation():
-    folds = kfold_splits(100, 10, random_state=0)
-    test_idx = np.concatenate([te for _, te in folds])
-    assert sorted(test_idx.tolist()) == list(range(100))
-    assert all(np.intersect1d(tr, te).size == 0 for tr, te in folds)
-    np.testing.assert_array_equal(folds[0][1], kfold_splits(100, 10, random_state=0)[0][1])
-    halves = random_half_splits(10, 3, random_state=1)
-    assert all(len(a) == 5 and np.intersect1d(a, b).size == 0 for a, b in halves)
+def test_standardisation_uses_the_training_instances():
     rng = np.random.default_rng(0)
     train = [rng.normal(3, 5, size=(4, 2)) for _ in range(10)]
+    for b in train:
+        b[:, 1] = 7.0  # a constant feature keeps its scale (sd taken as 1)
     tr_std, te_std = standardize_bags(train, [np.full((1, 2), 3.0)])
     X = np.vstack(tr_std)
     np.testing.assert_allclose(X.mean(0), 0, atol=1e-12)
-    np.testing.assert_allclose(X.std(0), 1)
-    assert te_std[0].shape == (1, 2)
+    np.testing.assert_allclose(X.std(0), [1, 0])
+    X0 = np.vstack(train)
+    expected = (3.0 - X0[:, 0].mean()) / X0[:, 0].std()
+    np.testing.assert_allclose(te_std[0], [[expected, 3.0 - 7.0]])
+    assert standardize_bags(train)[1] == []
 
 
-def test_evaluate_split_rows_and_top_label_fallback():
-    from multiview_lab.miml.baselines import MIMLkNN
-    from multiview_lab.miml.protocol import evaluate_miml, evaluate_split
-
+def test_evaluate_miml_scores_and_top_label_fallback():
     rng = np.random.default_rng(0)
     Y = np.eye(2, dtype=int)[np.arange(30) % 2]
     bags = [rng.normal(size=(3, 2)) + 4 * Y[i, 0] for i in range(30)]
-    rows = evaluate_split(
-        {"knn": MIMLkNN(n_references=3, n_citers=3)}, bags, Y, range(20), range(20, 30)
-    )
-    assert rows[0]["method"] == "knn" and rows[0]["hamming_loss"] == 0.0
-    assert rows[0]["one_error"] == 0.0 and rows[0]["fit_seconds"] >= 0
+    knn = MIMLkNN(n_references=3, n_citers=3).fit(bags[:20], Y[:20])
+    res = evaluate_miml(knn, bags[20:], Y[20:])
+    assert res["hamming_loss"] == 0.0 and res["one_error"] == 0.0
+    assert res["hamming_loss_top_fallback"] == 0.0
 
     class NoLabel:  # predicts nothing; scores rank label 1 first
         def predict(self, bags):

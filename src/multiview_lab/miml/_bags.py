@@ -17,6 +17,7 @@ __all__ = [
     "check_bags",
     "kernel_matrix",
     "sq_distances",
+    "standardize_bags",
 ]
 
 # Largest number of kernel entries held at once by the chunked helpers (32 MB of float64).
@@ -118,6 +119,27 @@ def check_bag_labels(Y, n_bags: int) -> np.ndarray:
             "least one positive training bag."
         )
     return Ypm
+
+
+def standardize_bags(train_bags, test_bags=()):
+    """Standardise instance features with the mean and standard deviation of the training
+    instances (MIML-GP spec Sect. 6.2); a constant feature keeps its scale (sd taken as 1).
+
+    Parameters
+    ----------
+    train_bags, test_bags : list of ndarray of shape (n_i, d)
+        The training bags (their instances give the statistics) and the bags to transform
+        with them.
+
+    Returns
+    -------
+    train, test : list of ndarray
+        Both lists standardised with the training statistics.
+    """
+    X = np.vstack(train_bags)
+    mu, sd = X.mean(axis=0), X.std(axis=0)
+    sd = np.where(sd > 0, sd, 1.0)
+    return [(b - mu) / sd for b in train_bags], [(b - mu) / sd for b in test_bags]
 
 
 def sq_distances(A: np.ndarray, B: np.ndarray) -> np.ndarray:

@@ -1,26 +1,24 @@
-"""The ``miml`` pipeline: raw data -> splits -> scene / COREL evaluation -> shared reporting,
-COREL table, Figure 3 study and the label-covariance heat map (namespace ``miml``)."""
+"""The ``miml`` pipeline: raw data -> splits -> the training stage of each study (scene, COREL,
+Figure 3) -> shared reporting, COREL table, Figure 3 study and the label-covariance heat map
+(namespace ``miml``)."""
 
 from kedro.pipeline import Node, Pipeline
 
 from multiview_lab.data.corel import COREL_CATEGORIES
-from multiview_lab.pipelines import reporting
-from multiview_lab.pipelines.miml.nodes import (
+from multiview_lab.pipelines import reporting, training
+from multiview_lab.pipelines.miml.nodes import make_splits, prepare_corel, prepare_scene
+from multiview_lab.pipelines.miml.report import (
     corel_report,
-    evaluate_corel,
-    evaluate_scene,
-    make_splits,
+    figure3_study,
     plot_figure3,
     plot_label_covariance,
-    prepare_corel,
-    prepare_scene,
-    run_figure3,
 )
+from multiview_lab.pipelines.miml.task import make_corel_task, make_figure3_task, make_scene_task
 
 
 def create_pipeline(**kwargs) -> Pipeline:
     """Build the MIML-GP pipeline (namespace ``miml``)."""
-    method = Pipeline(
+    data = Pipeline(
         [
             Node(prepare_scene, ["scene_raw", "params:data"], "scene", name="prepare_scene"),
             Node(
@@ -32,21 +30,45 @@ def create_pipeline(**kwargs) -> Pipeline:
             Node(
                 make_splits,
                 ["scene", "corel", "params:protocol", "params:figure3"],
-                "splits",
+                ["scene_splits", "corel_splits", "figure3_splits"],
                 name="make_splits",
             ),
-            Node(
-                evaluate_scene,
-                ["scene", "splits", "params:methods", "params:protocol"],
-                ["results", "label_covariances", "models"],
-                name="evaluate_scene",
-            ),
-            Node(
-                evaluate_corel,
-                ["corel", "splits", "params:corel.methods", "params:protocol"],
-                "corel_results",
-                name="evaluate_corel",
-            ),
+        ],
+        namespace="miml",
+    )
+    scene = training.create_pipeline(
+        "miml",
+        make_scene_task,
+        datasets="scene",
+        splits="scene_splits",
+        stage="scene",
+        extras=["label_covariances"],
+    )
+    corel = training.create_pipeline(
+        "miml",
+        make_corel_task,
+        datasets="corel",
+        splits="corel_splits",
+        registry="corel.methods",
+        protocol="corel",
+        stage="corel",
+        results="corel_results",
+        models="corel_models",
+    )
+    figure3 = training.create_pipeline(
+        "miml",
+        make_figure3_task,
+        datasets="scene",
+        splits="figure3_splits",
+        registry="figure3.methods",
+        protocol="figure3",
+        stage="figure3",
+        extras=["figure3_fits"],
+        results="figure3_results",
+        models="figure3_models",
+    )
+    report = Pipeline(
+        [
             Node(
                 corel_report,
                 ["corel_results", "params:corel"],
@@ -54,12 +76,12 @@ def create_pipeline(**kwargs) -> Pipeline:
                 name="corel_report",
             ),
             Node(
-                run_figure3,
-                ["scene", "splits", "params:figure3", "params:protocol"],
+                figure3_study,
+                ["figure3_results", "figure3_fits", "params:figure3"],
                 "figure3_study",
-                name="run_figure3",
+                name="figure3_study",
             ),
-            Node(plot_figure3, "figure3_study", "figure3", name="plot_figure3"),
+            Node(plot_figure3, ["figure3_study", "params:figure3"], "figure3", name="plot_figure3"),
             Node(
                 plot_label_covariance,
                 ["label_covariances", "scene", "params:heatmap"],
@@ -69,4 +91,7 @@ def create_pipeline(**kwargs) -> Pipeline:
         ],
         namespace="miml",
     )
-    return method + reporting.create_pipeline(namespace="miml", figures=True)
+    return (
+        data + scene + corel + figure3 + report
+        + reporting.create_pipeline(namespace="miml", figures=True)
+    )  # fmt: skip

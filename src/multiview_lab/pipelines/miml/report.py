@@ -1,0 +1,229 @@
+"""The MIML-GP paper's own tables and figures (``08_reporting/miml``): the COREL accuracy table
+with Student-t intervals, the Figure 3 study (low-rank ``K_sum`` against the exact model) and
+the heat map of the learned label covariance ``K^f``. The scene table is the shared reporting's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+from scipy import stats  # noqa: E402
+
+METRICS = (
+    "hamming_loss",
+    "one_error",
+    "coverage",
+    "ranking_loss",
+    "one_minus_average_precision",
+)
+
+
+# ----------------------------------------------------------------------------------------------
+# COREL table (accuracy with 95 % intervals)
+# ----------------------------------------------------------------------------------------------
+def summarise_corel(results: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+    """Mean accuracy per (task, method) with a Student-t ``confidence`` interval over splits.
+
+    The half-width is ``t_{(1+c)/2, r-1} * std / sqrt(r)`` over the ``r`` splits (0 when r = 1).
+    """
+    missing = {"dataset", "method", "split", "accuracy"} - set(results.columns)
+    if missing:
+        raise ValueError(f"COREL results lack column(s) {sorted(missing)}.")
+    if results.empty:
+        raise ValueError("COREL results are empty: nothing to summarise.")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must lie in (0, 1); got {confidence}.")
+    grouped = results.groupby(["dataset", "method"], sort=False)
+    out = grouped["accuracy"].agg(accuracy_mean="mean", accuracy_std="std", n_splits="size")
+    out["accuracy_std"] = out["accuracy_std"].fillna(0.0)
+    r = out["n_splits"].to_numpy()
+    t = np.where(r > 1, stats.t.ppf((1 + confidence) / 2, np.maximum(r - 1, 1)), 0.0)
+    out["accuracy_ci_half"] = t * out["accuracy_std"] / np.sqrt(r)
+    out["accuracy_ci_low"] = out["accuracy_mean"] - out["accuracy_ci_half"]
+    out["accuracy_ci_high"] = out["accuracy_mean"] + out["accuracy_ci_half"]
+    for extra in ("balanced_accuracy", "majority_accuracy", "fit_time_s"):
+        if extra in results.columns:
+            out[f"{extra}_mean"] = grouped[extra].mean()
+    return out.reset_index()
+
+
+def corel_to_markdown(summary: pd.DataFrame, confidence: float = 0.95) -> str:
+    """COREL table: one row per task, one column per method, ``mean ± CI half-width``."""
+    methods = list(dict.fromkeys(summary["method"]))
+    lines = ["| task | " + " | ".join(methods) + " |", "|---|" + "---|" * len(methods)]
+    for task, block in summary.groupby("dataset", sort=False):
+        block = block.set_index("method")
+        cells = [
+            f"{block.loc[m, 'accuracy_mean']:.3f} ± {block.loc[m, 'accuracy_ci_half']:.3f}"
+            if m in block.index
+            else "–"
+            for m in methods
+        ]
+        lines.append(f"| {task} | " + " | ".join(cells) + " |")
+    n = ", ".join(map(str, sorted(summary["n_splits"].unique())))
+    note = (
+        f"\n\nAccuracy (one-vs-rest, seeded 50/50 splits: {n} per task), mean ± half-width of"
+        f" the {confidence:.0%} Student-t interval."
+    )
+    if "balanced_accuracy_mean" in summary.columns:
+        balanced = summary.pivot(index="dataset", columns="method", values="balanced_accuracy_mean")
+        majority = summary.groupby("dataset", sort=False)["majority_accuracy_mean"].first()
+        lines += [
+            "",
+            "| task | always-negative | " + " | ".join(f"{m} (balanced)" for m in methods) + " |",
+        ]
+        lines.append("|---|---|" + "---|" * len(methods))
+        for task in majority.index:
+            cells = [f"{balanced.loc[task, m]:.3f}" for m in methods]
+            lines.append(f"| {task} | {majority[task]:.3f} | " + " | ".join(cells) + " |")
+        note += (
+            " Second table: accuracy of always predicting the majority class, and the mean"
+            " balanced accuracy (mean of the true-positive and true-negative rates)."
+        )
+    return "\n".join(lines) + note + "\n"
+
+
+def corel_report(
+    results: pd.DataFrame, corel: dict[str, Any]
+) -> tuple[pd.DataFrame, str, dict[str, float]]:
+    """COREL summary table (CSV), its Markdown and MLflow metrics ``corel/<task>/<method>/...``."""
+    confidence = float(corel.get("confidence", 0.95))
+    summary = summarise_corel(results, confidence)
+    metrics = {}
+    for _, row in summary.iterrows():
+        prefix = f"corel/{row['dataset']}/{row['method']}"
+        metrics[f"{prefix}/accuracy_mean"] = float(row["accuracy_mean"])
+        metrics[f"{prefix}/accuracy_ci_half"] = float(row["accuracy_ci_half"])
+        if "balanced_accuracy_mean" in row:
+            metrics[f"{prefix}/balanced_accuracy_mean"] = float(row["balanced_accuracy_mean"])
+    return summary, corel_to_markdown(summary, confidence), metrics
+
+
+# ----------------------------------------------------------------------------------------------
+# Figure 3: rank m of the low-rank K_sum against the exact model
+# ----------------------------------------------------------------------------------------------
+def _rel(a: np.ndarray, b: np.ndarray) -> float:
+    return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-300))
+
+
+def figure3_study(
+    results: pd.DataFrame, fits: pd.DataFrame, figure3: dict[str, Any]
+) -> pd.DataFrame:
+    """The paper's Figure 3 study from the fits of ``miml.figure3.methods``.
+
+    ``figure3.reference`` (default ``exact``) names the exact model (full-rank ``K_sum``,
+    ``low_rank: none``); every method is set beside it on each 50/50 split: ``variant`` (the
+    method), the rank ``m``, the relative errors ``||F_sum - F_sum^exact|| / ||F_sum^exact||``
+    and ``||K^f - K^f_exact||_F / ||K^f_exact||_F``, the five metrics and the training time.
+    """
+    methods = dict(figure3.get("methods") or {})
+    reference = figure3.get("reference", "exact")
+    if reference not in methods or len(methods) < 2:
+        raise ValueError(
+            f"miml.figure3.methods must hold the exact model {reference!r} (figure3.reference) "
+            f"and at least one low-rank setting; got {sorted(methods)}."
+        )
+    for name, entry in methods.items():
+        if (entry.get("params") or {}).get("likelihood", "collective") != "collective":
+            raise ValueError(
+                f"Figure 3 compares low-rank K_sum: {name!r} needs likelihood='collective'."
+            )
+    keys = ["dataset", "repeat"]
+    fitted = set(fits["method"]) if len(fits) else set()
+    missing = sorted(set(results["method"]) - fitted)
+    if missing:
+        raise ValueError(f"Figure 3: {missing} kept no F_sum / K^f (not MIMLGPClassifier?).")
+    fits = fits.set_index([*keys, "method"])
+    rows = []
+    for row in results.to_dict("records"):
+        at = (row["dataset"], row["repeat"])
+        exact, fit = fits.loc[(*at, reference)], fits.loc[(*at, row["method"])]
+        rows.append(
+            {
+                **{k: row[k] for k in (*keys, "seed")},
+                "variant": row["method"],
+                "m": float(row["rank_m"]),
+                "rel_error_F": _rel(fit["Fsum"], exact["Fsum"]),
+                "rel_error_Kf": _rel(fit["Kf"], exact["Kf"]),
+                **{k: row[k] for k in ("fit_time_s", "score_time_s", "n_em_iter", "delta")},
+                **{k: row[k] for k in (*METRICS, "hamming_loss_top_fallback")},
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def plot_figure3(study: pd.DataFrame, figure3: dict[str, Any]) -> plt.Figure:
+    """Figure 3: relative errors of F and K^f, the five metrics and the training time against
+    the rank ``m`` (mean over repetitions; the exact model drawn as dashed lines)."""
+    if study.empty or "variant" not in study.columns:
+        raise ValueError("Figure 3 study is empty.")
+    reference = figure3.get("reference", "exact")
+    mean = study.groupby("variant", sort=False).mean(numeric_only=True).reset_index()
+    low = mean[mean["variant"] != reference].sort_values("m")
+    exact = mean[mean["variant"] == reference]
+    fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+    axes[0].plot(low["m"], low["rel_error_F"], "o-", label="F (bag sums)")
+    axes[0].plot(low["m"], low["rel_error_Kf"], "s-", label="$K^f$")
+    axes[0].set_yscale("log")
+    axes[0].set_title("(a) relative error vs exact $K_{sum}$")
+    for metric in METRICS:
+        line = axes[1].plot(low["m"], low[metric], "o-", ms=3, label=metric)
+        if not exact.empty:
+            axes[1].axhline(exact[metric].iloc[0], ls="--", lw=0.8, color=line[0].get_color())
+    axes[1].set_title("(b) performance (dashed: exact)")
+    axes[2].plot(low["m"], low["fit_time_s"], "o-", label="low rank")
+    if not exact.empty:
+        axes[2].axhline(exact["fit_time_s"].iloc[0], ls="--", color="k", label="exact")
+    axes[2].set_title("(c) training time (s)")
+    for ax in axes:
+        ax.set_xlabel("rank m")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize="small")
+    fig.suptitle("MIML-GP on scene: low-rank $K_{sum}$ (paper Fig. 3)")
+    fig.tight_layout()
+    return fig
+
+
+# ----------------------------------------------------------------------------------------------
+# label covariance heat map
+# ----------------------------------------------------------------------------------------------
+def plot_label_covariance(
+    label_covariances: pd.DataFrame, scene: dict[str, Any], heatmap: dict[str, Any]
+) -> plt.Figure:
+    """Heat map of the learned ``K^f`` of ``heatmap.method`` (mean over the folds run) and of
+    the corresponding label correlation matrix, with the scene label names.
+
+    ``label_covariances`` is the scene task's long table (``method, fold, i, j, value``)."""
+    method = heatmap.get("method")
+    learned = sorted(set(label_covariances["method"])) if len(label_covariances) else []
+    if method not in learned:
+        raise ValueError(f"heatmap.method={method!r} learned no K^f; methods with one: {learned}.")
+    block = label_covariances[label_covariances["method"] == method]
+    Kf = block.pivot_table(index="i", columns="j", values="value", aggfunc="mean").to_numpy()
+    n_folds = block["fold"].nunique()
+    sd = np.sqrt(np.clip(np.diag(Kf), 1e-300, None))
+    corr = Kf / np.outer(sd, sd)
+    names = scene["scene"]["label_names"]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
+    for ax, M, title, cmap in (
+        (axes[0], Kf, "$K^f$ (label covariance)", "viridis"),
+        (axes[1], corr, "label correlation", "RdBu_r"),
+    ):
+        lim = np.abs(M).max()
+        im = ax.imshow(M, cmap=cmap, vmin=-lim if cmap == "RdBu_r" else None, vmax=lim)
+        ax.set_xticks(range(len(names)), names, rotation=45, ha="right")
+        ax.set_yticks(range(len(names)), names)
+        for i in range(M.shape[0]):
+            for j in range(M.shape[1]):
+                ax.text(j, i, f"{M[i, j]:.2f}", ha="center", va="center", fontsize=8)
+        ax.set_title(title)
+        fig.colorbar(im, ax=ax, fraction=0.046)
+    fig.suptitle(f"{method}: learned label covariance (mean over {n_folds} fold(s))")
+    fig.tight_layout()
+    return fig
