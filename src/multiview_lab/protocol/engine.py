@@ -157,9 +157,12 @@ def _keep(keep_models: Mapping[str, Any] | None, unit: dict[str, Any], first: bo
 
 
 def model_name(unit: Mapping[str, Any]) -> str:
-    """``<method>_<dataset>_<key><value>...``: the name a kept model is logged under."""
+    """``<method>_<dataset>_<label>_<key><number>...`` (e.g. ``PB-MVBoost_MNIST1_task0_draw0``):
+    the name a kept model is logged under."""
     parts = [str(unit["method"]), str(unit.get("dataset", ""))]
-    parts += [f"{k}{v}" for k, v in unit.items() if k not in ("method", "dataset", "seed")]
+    for k, v in unit.items():
+        if k not in ("method", "dataset", "seed"):  # a label as is, a number with its key
+            parts.append(str(v) if isinstance(v, str) else f"{k}{v}")
     name = "_".join(p for p in parts if p)
     return re.sub(r"[\s/:.%\"']+", "-", name)  # characters MLflow refuses in a model name
 

@@ -71,18 +71,30 @@ def collect_units(
     if not frames:
         raise ValueError("no method produced results: check the registry and the splits.")
     results = pd.concat(frames, ignore_index=True)
-    keys = [k for k in key_columns(splits) if k in results.columns]
-    position = splits[keys].drop_duplicates().reset_index(drop=True)
+    position = splits[key_columns(splits)].drop_duplicates().reset_index(drop=True)
     position["_position"] = range(len(position))
-    results = (
-        results.merge(position, on=keys, how="left", sort=False)
-        .sort_values("_position", kind="stable")
-        .drop(columns="_position")
-        .reset_index(drop=True)
-    )
     models = {name: m for key in order for name, m in by_method[key]["models"].items()}
     tables = []
     for name in extras:
         parts = [by_method[m]["extras"][name] for m in order if name in by_method[m]["extras"]]
-        tables.append(pd.concat(parts, ignore_index=True) if parts else pd.DataFrame())
-    return (results, models, *tables)
+        tables.append(
+            _in_unit_order(pd.concat(parts, ignore_index=True), position)
+            if parts
+            else pd.DataFrame()
+        )
+    return (_in_unit_order(results, position), models, *tables)
+
+
+def _in_unit_order(frame: pd.DataFrame, position: pd.DataFrame) -> pd.DataFrame:
+    """Rows of several methods' tables in the order of the units: split by split (the order of
+    the split table), methods in registry order within a split (a stable sort of tables
+    concatenated method by method). Tables without the split's keys keep their order."""
+    keys = [k for k in position.columns if k != "_position"]
+    if frame.empty or not set(keys) <= set(frame.columns):
+        return frame
+    return (
+        frame.merge(position, on=keys, how="left", sort=False)
+        .sort_values("_position", kind="stable")
+        .drop(columns="_position")
+        .reset_index(drop=True)
+    )

@@ -55,20 +55,30 @@ def _conf_dir() -> Path:
     return Path(project) / "conf"
 
 
-def registered_methods(pipeline: str, registry: str = "methods") -> list[str]:
-    """Method names under ``<pipeline>.<registry>`` in every environment's parameters."""
+def conf_values(pipeline: str, key: str) -> list:
+    """The value of ``<pipeline>.<key>`` (a dotted key, e.g. ``"corel.methods"``) in every
+    environment's parameters, base first (environments that do not set it are skipped)."""
     conf = _conf_dir()
     envs = sorted(p for p in conf.iterdir() if p.is_dir()) if conf.is_dir() else []
     envs.sort(key=lambda p: p.name != "base")
-    names: list[str] = []
+    values = []
     for env in envs:
         for path in sorted(env.glob("parameters*.yml")):
-            block = (yaml.safe_load(path.read_text()) or {}).get(pipeline) or {}
-            for key in registry.split("."):  # a nested registry, e.g. "corel.methods"
-                block = (block or {}).get(key) if isinstance(block, dict) else None
-            for name in block or {}:
-                if name not in names:
-                    names.append(str(name))
+            block = (yaml.safe_load(path.read_text()) or {}).get(pipeline)
+            for part in key.split("."):
+                block = block.get(part) if isinstance(block, dict) else None
+            if block is not None:
+                values.append(block)
+    return values
+
+
+def registered_methods(pipeline: str, registry: str = "methods") -> list[str]:
+    """Method names under ``<pipeline>.<registry>`` in every environment's parameters."""
+    names: list[str] = []
+    for block in conf_values(pipeline, registry):
+        for name in block if isinstance(block, dict) else ():
+            if str(name) not in names:
+                names.append(str(name))
     return names
 
 
