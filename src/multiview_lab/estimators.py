@@ -4,14 +4,22 @@ The estimators import nothing from Kedro or MLflow; each comes from its method's
 
 * PB-MVBoost (:mod:`multiview_lab.pbmvboost`): PB-MVBoost, MVBoost and the baselines of the
   paper's Table 1;
-* Gradient Boosting Consensus (:mod:`multiview_lab.gbc`);
+* Gradient Boosting Consensus (:mod:`multiview_lab.gbc`) and its joined-feature baselines;
 * ADMM multiview feature selection (:mod:`multiview_lab.mvfs`), centralised RFS and filters;
 * Bayesian MIML with a GP prior (:mod:`multiview_lab.miml`) and the MIML baselines;
-* MeMd, maximum-entropy naive Bayes (:mod:`multiview_lab.memd`).
+* MeMd, maximum-entropy naive Bayes (:mod:`multiview_lab.memd`) and its baselines;
+* :class:`ConcatViews`: any scikit-learn classifier on the concatenated views.
 """
 
+from multiview_lab.gbc.baselines import JoinedFeaturesClassifier
 from multiview_lab.gbc.gbc import GBCClassifier, GBCRegressor
-from multiview_lab.memd.memd import MeMdClassifier, MeMdSelector
+from multiview_lab.memd import (
+    DMEBaseline,
+    LinearSVMBaseline,
+    MeMdClassifier,
+    MeMdSelector,
+    SelectKNaiveBayes,
+)
 from multiview_lab.miml.baselines import MIMLRBF, MIMLSVM, MIMLkNN
 from multiview_lab.miml.gp import MIMLGPClassifier
 from multiview_lab.mvfs import (
@@ -50,6 +58,7 @@ __all__ = [
     # Gradient Boosting Consensus
     "GBCClassifier",
     "GBCRegressor",
+    "JoinedFeaturesClassifier",
     # ADMM multiview feature selection and baselines
     "ADMMMultiviewFeatureSelector",
     "RFSSelector",
@@ -64,5 +73,8 @@ __all__ = [
     # MeMd
     "MeMdClassifier",
     "MeMdSelector",
+    "LinearSVMBaseline",
+    "DMEBaseline",
+    "SelectKNaiveBayes",
     "ConcatViews",
 ]

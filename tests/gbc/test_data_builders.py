@@ -8,8 +8,8 @@ import scipy.sparse as sp
 
 from multiview_lab.data.mfeat import load_mfeat
 from multiview_lab.data.terrorist import load_terrorist, load_terrorist_graphs
-from multiview_lab.estimators import GBCClassifier
-from multiview_lab.gbc.baselines import fit_baseline, joined_features
+from multiview_lab.estimators import GBCClassifier, JoinedFeaturesClassifier
+from multiview_lab.gbc.baselines import joined_features
 from multiview_lab.gbc.graphs import (
     edges_to_adjacency,
     knn_similarity_graph,
@@ -17,7 +17,12 @@ from multiview_lab.gbc.graphs import (
     neighbour_average_operator,
     same_label_edge_fraction,
 )
-from multiview_lab.gbc.settings import build_sources, make_instance_sets, noisy_copy
+from multiview_lab.gbc.settings import (
+    absent_entries,
+    build_sources,
+    make_instance_sets,
+    noisy_copy,
+)
 
 RAW = Path(__file__).resolve().parents[2] / "data" / "01_raw"
 
@@ -129,13 +134,39 @@ def test_baselines_on_non_overlapping_sources():
     np.testing.assert_allclose(
         dense[missing, 3:], np.tile(views[1][held].mean(axis=0), (missing.size, 1))
     )
-    for name in ("svm", "self_training_svm", "gbdt", "self_training_gbdt"):
-        grid = {"n_estimators": [20], "max_depth": [2]} if "gbdt" in name else None
-        model = fit_baseline(name, X, y, train, param_grid=grid, random_state=0)
-        assert np.mean(model.predict(X[np.flatnonzero(~train)]) == y[~train]) > 0.7
+    for kind in ("svm", "self_training_svm", "gbdt", "self_training_gbdt"):
+        grid = {"n_estimators": [20], "max_depth": [2]} if "gbdt" in kind else None
+        model = JoinedFeaturesClassifier(kind, param_grid=grid, random_state=0)
+        model.fit(sources, [G], y, train)
+        pred = model.predict_transductive()
+        assert pred.shape == (n,) and np.mean(pred[~train] == y[~train]) > 0.7
+        # the fitted classifier on the joined matrix, imputation by the training means
+        np.testing.assert_array_equal(pred, model.classes_[model.estimator_.predict(X)])
+        # inductive predict on the fit's own sources and graph gives the transduction
+        np.testing.assert_array_equal(model.predict(sources, [G]), pred)
+        expect = {"n_estimators": 20, "max_depth": 2} if grid else {"svc__C", "svc__gamma"}
+        assert (model.best_params_ if grid else set(model.best_params_)) == expect
+    no_links = JoinedFeaturesClassifier("svm", random_state=0).fit(sources, [G], y, train)
+    assert no_links.predict([v[:5] for v in views]).shape == (5,)  # new instances, no link
+    with pytest.raises(ValueError, match="expected \\(5, 120\\)"):
+        no_links.predict([v[:5] for v in views], [G])
+    with pytest.raises(ValueError, match="kind='lasso'"):
+        JoinedFeaturesClassifier("lasso").fit(sources, [G], y, train)
     # GBC accepts the same non-overlapping sources.
     m = GBCClassifier(n_iter=10, early_stopping=False).fit(sources, [G], y, train)
     assert m.predict_transductive().shape == (n,)
+
+
+def test_absent_entries_are_the_complement_of_the_instance_sets():
+    n, p = 50, 4
+    ids = make_instance_sets(n, p, "non_overlapping", random_state=3)
+    absent = absent_entries(n, p, "non_overlapping", random_state=3)
+    present = np.ones(n * p, bool)
+    present[absent] = False
+    for i, s in enumerate(ids):
+        np.testing.assert_array_equal(np.flatnonzero(present.reshape(n, p)[:, i]), s)
+    assert absent.dtype == np.int64 and np.all(np.diff(absent) > 0)
+    assert absent_entries(n, p, "uniform").size == 0
 
 
 def test_noisy_copy_is_seeded_with_the_requested_scale():

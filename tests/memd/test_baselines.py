@@ -1,95 +1,126 @@
-"""The baseline factories build the models the MeMd spec (Sect. 5.2) names, and they fit."""
+"""The baseline estimators are the models the MeMd spec (Sect. 5.2) names, and they fit."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from sklearn.base import clone
+from sklearn.feature_extraction.text import TfidfTransformer
+from sklearn.feature_selection import SelectKBest, chi2, mutual_info_classif
 from sklearn.linear_model import LogisticRegression
-from sklearn.model_selection import GridSearchCV
-from sklearn.naive_bayes import MultinomialNB
+from sklearn.model_selection import GridSearchCV, StratifiedKFold
+from sklearn.naive_bayes import GaussianNB, MultinomialNB
+from sklearn.pipeline import Pipeline
 from sklearn.svm import SVC, LinearSVC
 
-from multiview_lab.memd import MeMdClassifier
-from multiview_lab.memd.baselines import (
-    C_GRID,
-    ESTIMATORS,
-    dme,
-    linear_svm,
-    make_estimator,
-    memd,
-    naive_bayes_select_k,
+from multiview_lab.estimators import (
+    DMEBaseline,
+    LinearSVMBaseline,
+    MeMdClassifier,
+    SelectKNaiveBayes,
 )
-from multiview_lab.memd.evaluation import repeated_cv, summarise
+from multiview_lab.memd.baselines import C_GRID, MutualInfoScore
+from multiview_lab.memd.evaluation import selected_k
+
+
+def _data(seed=0):
+    y = np.repeat([0, 1, 2], 20)
+    rng = np.random.default_rng(seed)
+    X_gene = rng.normal(size=(60, 30))
+    X_gene[:, :3] += 3 * np.eye(3)[y]
+    X_text = sp.random(60, 30, density=0.3, format="lil", random_state=seed)
+    X_text[:, :3] = X_text[:, :3].toarray() + np.eye(3)[y]  # one informative word per class
+    return X_gene, X_text.tocsr(), y
 
 
 def test_faithful_and_strong_columns():
-    svm = linear_svm("faithful", data="gene")
-    assert [name for name, _ in svm.steps] == ["scale", "svm"]
-    assert isinstance(svm[-1], SVC) and svm[-1].kernel == "linear" and svm[-1].C == 1.0
-    assert [name for name, _ in linear_svm("faithful", data="text").steps] == ["svm"]
-    strong = linear_svm("strong", data="text")
-    assert isinstance(strong, GridSearchCV) and strong.param_grid["svm__C"] == list(C_GRID)
-    assert [n for n, _ in strong.estimator.steps] == ["tfidf", "svm"]
-    assert isinstance(strong.estimator[-1], LinearSVC)
+    X_gene, X_text, y = _data()
+    svm = LinearSVMBaseline("faithful", data="gene").fit(X_gene, y)
+    assert [name for name, _ in svm.estimator_.steps] == ["scale", "svm"]
+    assert isinstance(svm.estimator_[-1], SVC) and svm.estimator_[-1].kernel == "linear"
+    assert svm.estimator_[-1].C == 1.0 and not hasattr(svm, "best_params_")
+    text = LinearSVMBaseline("faithful", data="text").fit(X_text, y)
+    assert [name for name, _ in text.estimator_.steps] == ["svm"]
+    assert isinstance(text.estimator_[-1], SVC)
+    liblinear = LinearSVMBaseline("faithful", data="text", liblinear=True).fit(X_text, y)
+    assert isinstance(liblinear.estimator_[-1], LinearSVC)
+    strong = LinearSVMBaseline("strong", data="text", random_state=0).fit(X_text, y)
+    assert [n for n, _ in strong.estimator_.steps] == ["tfidf", "svm"]
+    assert isinstance(strong.estimator_[-1], LinearSVC) and strong.best_params_["svm__C"] in C_GRID
     assert C_GRID == (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1e3, 1e4)
-    lr = dme("faithful", data="text")[-1]
-    assert isinstance(lr, LogisticRegression) and (lr.C, lr.solver, lr.max_iter) == (
-        1.0,
-        "lbfgs",
-        100,
-    )
+    lr = DMEBaseline("faithful", data="text").fit(X_text, y).estimator_
+    assert [n for n, _ in lr.steps] == ["dme"]
+    assert (lr[-1].C, lr[-1].solver, lr[-1].max_iter) == (1.0, "lbfgs", 100)
+    assert isinstance(lr[-1], LogisticRegression)
     with pytest.raises(ValueError, match="protocol must be one of"):
-        dme("tuned")
-    with pytest.raises(ValueError, match="unknown estimator"):
-        make_estimator("rbf_svm")
+        DMEBaseline("tuned").fit(X_gene, y)
+    with pytest.raises(ValueError, match="data must be one of"):
+        LinearSVMBaseline(data="image").fit(X_gene, y)
 
 
-def test_memd_settings_per_data_type():
-    gene, text = memd("gene", "J"), memd("text")
-    assert (gene.family, gene.k_selection, gene.criterion) == ("gaussian", "inner_cv", "J")
-    assert (text.family, text.k_selection, text.mean_smoothing) == ("exponential", "val", 1e-2)
-    assert memd("text", family="truncexp01").family == "truncexp01"
+def test_strong_column_predicts_as_the_spec_grid_search():
+    """The strong text SVM is the spec's model: tf-idf + LinearSVC, C by seeded 5-fold CV."""
+    _, X_text, y = _data(1)
+    ours = LinearSVMBaseline("strong", data="text", random_state=3).fit(X_text, y)
+    spec = GridSearchCV(
+        Pipeline([("tfidf", TfidfTransformer()), ("svm", LinearSVC(random_state=3))]),
+        {"svm__C": list(C_GRID)},
+        cv=StratifiedKFold(5, shuffle=True, random_state=3),
+    ).fit(X_text, y)
+    np.testing.assert_array_equal(ours.predict(X_text), spec.predict(X_text))
+    assert ours.best_params_ == spec.best_params_
+    assert ours.score(X_text, y) == spec.score(X_text, y)
 
 
 @pytest.mark.filterwarnings("ignore:k=.* is greater than n_features")
-def test_every_registered_estimator_fits():
-    y = np.repeat([0, 1, 2], 20)
-    X_text = sp.random(60, 30, density=0.3, format="lil", random_state=0)
-    X_text[:, :3] = X_text[:, :3].toarray() + np.eye(3)[y]  # one informative word per class
-    X_text = X_text.tocsr()
-    X_gene = np.random.default_rng(0).normal(size=(60, 30))
-    X_gene[:, :3] += 3 * np.eye(3)[y]
-    dense_only = {"gaussian_nb", "gnb_f_classif", "gnb_mutual_info"}
-    slow = {"dme_strong", "gnb_mutual_info"}  # 40 inner fits each: built, not fitted here
-    for name in ESTIMATORS:
-        data, X = ("gene", X_gene) if name in dense_only else ("text", X_text)
-        model = make_estimator(name, data, 0)
-        if name in slow:
-            assert isinstance(model, GridSearchCV), name
-            continue
-        assert model.fit(X, y).score(X, y) > 0.6, name
+def test_every_baseline_fits_dense_and_sparse_and_clones():
+    X_gene, X_text, y = _data()
+    models = [
+        (LinearSVMBaseline("strong", data="gene", random_state=0), X_gene),
+        (DMEBaseline("strong", data="text", random_state=0), X_text),
+        (DMEBaseline("faithful", data="gene"), X_gene),
+        (SelectKNaiveBayes("f_classif", model="gaussian", random_state=0), X_gene),
+        (SelectKNaiveBayes("chi2", k_grid=[3, 10, 30], random_state=0), X_text),
+    ]
+    for model, X in models:
+        fitted = model.fit(X, y)
+        assert fitted.score(X, y) > 0.6, model
+        assert list(fitted.classes_) == [0, 1, 2] and fitted.n_features_in_ == 30
+        assert clone(model).get_params() == model.get_params()
 
 
-def test_naive_bayes_select_k_and_repeated_cv():
-    rng = np.random.default_rng(1)
-    y = np.repeat([0, 1], 30)
-    X = rng.normal(size=(60, 30)) + 1.5 * y[:, None] * (np.arange(30) < 3)
-    tuned = naive_bayes_select_k("f_classif", model="gaussian", k_grid=[1, 3, 30])
-    fixed = naive_bayes_select_k("chi2", model="multinomial", k=5)
-    assert isinstance(fixed[-1], MultinomialNB) and fixed[0].k == 5
-    results = repeated_cv(
-        X,
-        y,
-        {
-            "memd": lambda seed: MeMdClassifier("J", k_selection="inner_cv", random_state=seed),
-            "gnb": lambda seed: tuned,
-        },
-        n_splits=3,
-        seeds=[0, 1],
+@pytest.mark.filterwarnings("ignore:k=.* is greater than n_features")
+def test_select_k_naive_bayes_fixed_tuned_and_mutual_info():
+    X_gene, X_text, y = _data(2)
+    fixed = SelectKNaiveBayes("chi2", model="multinomial", k=5).fit(X_text, y)
+    assert isinstance(fixed.estimator_[-1], MultinomialNB) and fixed.k_ == 5
+    tuned = SelectKNaiveBayes("f_classif", model="gaussian", k_grid=[1, 3, 30], random_state=0)
+    tuned.fit(X_gene, y)
+    assert isinstance(tuned.estimator_[-1], GaussianNB)
+    assert tuned.k_ == tuned.best_params_["select__k"] and tuned.k_ in (1, 3, 30)
+    chi = SelectKNaiveBayes("chi2", k_grid=[2, 50], alpha_grid=[0.01], random_state=0)
+    assert set(chi.fit(X_text, y).best_params_) == {"select__k", "nb__alpha"}
+    mi = SelectKNaiveBayes("mutual_info", model="gaussian", k=3, random_state=4).fit(X_gene, y)
+    np.testing.assert_array_equal(
+        mi.estimator_[0].scores_, mutual_info_classif(X_gene, y, random_state=4)
     )
-    assert len(results) == 2 * 3 * 2
-    table = summarise(results)
-    assert table.loc["memd", "accuracy_mean"] > 0.8
-    assert results.loc[results.method == "gnb", "k"].isin([1, 3, 30]).all()
-    assert (results.loc[results.method == "memd", "epsilon"] > 0).all()
+    np.testing.assert_array_equal(
+        MutualInfoScore(4)(X_gene, y), mutual_info_classif(X_gene, y, random_state=4)
+    )
+    ref = Pipeline([("select", SelectKBest(chi2, k=5)), ("nb", MultinomialNB())]).fit(X_text, y)
+    np.testing.assert_array_equal(fixed.predict(X_text), ref.predict(X_text))
+    with pytest.raises(ValueError, match="score_func must be one of"):
+        SelectKNaiveBayes("anova").fit(X_gene, y)
+
+
+def test_selected_k():
+    X_gene, _, y = _data()
+    memd = MeMdClassifier("J", k_selection="inner_cv", random_state=0).fit(X_gene, y)
+    assert selected_k(memd) == (float(memd.k_), float(memd.epsilon_)) and memd.epsilon_ > 0
+    nb = SelectKNaiveBayes("f_classif", model="gaussian", k=4).fit(X_gene, y)
+    k, eps = selected_k(nb)
+    assert k == 4.0 and np.isnan(eps)
+    gnb = GaussianNB().fit(X_gene, y)  # has an epsilon_ of its own, not MeMd's floor
+    assert np.isnan(selected_k(gnb)).all()
+    assert np.isnan(selected_k(LinearSVMBaseline().fit(X_gene, y))).all()

@@ -2,20 +2,24 @@
 
 All sources and graphs are joined into one feature matrix X = [X^(1) … X^(p), M^(1) … M^(q)]
 (each instance gets its adjacency rows as features); instances missing from a source take the
-column means of that source over the training part (non-overlapping setting). On X:
+column means of that source over the training part (non-overlapping setting). On X,
+:class:`JoinedFeaturesClassifier` fits one of
 
 * ``"svm"``: ``SVC(kernel="rbf")`` on standardised features, C and γ by CV;
 * ``"self_training_svm"``: the tuned SVM (Platt-calibrated for probabilities) in a self-training
   wrapper (threshold 0.9, ≤ 10 rounds);
 * ``"gbdt"``: ``GradientBoostingClassifier`` (n_estimators, depth, learning rate by CV);
 * ``"self_training_gbdt"``: the tuned GBDT in the same self-training wrapper.
+
+It takes the inputs of :class:`~multiview_lab.gbc.GBCClassifier` (``fit(sources, graphs, y,
+labeled_mask)``, ``predict_transductive()``), so one evaluation serves GBC and the baselines.
 """
 
 from __future__ import annotations
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.ensemble import GradientBoostingClassifier
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
@@ -23,10 +27,49 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import LabelEncoder, StandardScaler
 from sklearn.semi_supervised import SelfTrainingClassifier
 from sklearn.svm import SVC
+from sklearn.utils.validation import check_is_fitted
 
+from multiview_lab.gbc.gbc import check_sources
 from multiview_lab.gbc.graphs import as_adjacency
 
 BASELINES = ("svm", "self_training_svm", "gbdt", "self_training_gbdt")
+
+
+def _pairs(sources):
+    for src in sources:
+        X, ids = src if isinstance(src, tuple) else (src, np.arange(np.asarray(src).shape[0]))
+        yield np.asarray(X, dtype=np.float64), np.asarray(ids)
+
+
+def imputation_means(sources, n_instances: int, train_mask=None) -> list[np.ndarray]:
+    """Column means of every source over its training instances (``train_mask``; default all)."""
+    train = np.ones(n_instances, bool) if train_mask is None else np.asarray(train_mask, bool)
+    means = []
+    for i, (X, ids) in enumerate(_pairs(sources)):
+        use = train[ids]
+        if not use.any():
+            raise ValueError(f"source {i} holds no training instance to compute imputation means.")
+        means.append(X[use].mean(axis=0))
+    return means
+
+
+def _dense(sources, means, n_instances: int) -> np.ndarray:
+    blocks = []
+    for (X, ids), mean in zip(_pairs(sources), means, strict=True):
+        full = np.tile(mean, (n_instances, 1))
+        full[ids] = X
+        blocks.append(full)
+    return np.hstack(blocks)
+
+
+def _with_links(dense: np.ndarray, links: list) -> np.ndarray | sp.csr_array:
+    if not links:
+        return dense
+    X = sp.hstack([sp.csr_array(dense), *links], format="csr")
+    # libsvm (SVC) accepts only 32-bit sparse indices.
+    X.indices = X.indices.astype(np.int32)
+    X.indptr = X.indptr.astype(np.int32)
+    return X
 
 
 def joined_features(sources, graphs, n_instances: int, train_mask=None):
@@ -47,117 +90,206 @@ def joined_features(sources, graphs, n_instances: int, train_mask=None):
     X : ndarray of shape (n, Σ d_i), or scipy.sparse.csr_array of shape (n, Σ d_i + q·n)
         when there are graphs.
     """
-    train = np.ones(n_instances, bool) if train_mask is None else np.asarray(train_mask, bool)
-    blocks = []
-    for i, src in enumerate(sources):
-        X, ids = src if isinstance(src, tuple) else (src, np.arange(np.asarray(src).shape[0]))
-        X, ids = np.asarray(X, dtype=np.float64), np.asarray(ids)
-        use = train[ids]
-        if not use.any():
-            raise ValueError(f"source {i} holds no training instance to compute imputation means.")
-        full = np.tile(X[use].mean(axis=0), (n_instances, 1))
-        full[ids] = X
-        blocks.append(full)
-    dense = np.hstack(blocks)
-    if not graphs:
-        return dense
-    adj = [as_adjacency(G, n_instances, name=f"graph {g}") for g, G in enumerate(graphs)]
-    X = sp.hstack([sp.csr_array(dense), *adj], format="csr")
-    # libsvm (SVC) accepts only 32-bit sparse indices.
-    X.indices = X.indices.astype(np.int32)
-    X.indptr = X.indptr.astype(np.int32)
-    return X
+    dense = _dense(sources, imputation_means(sources, n_instances, train_mask), n_instances)
+    adj = [as_adjacency(G, n_instances, name=f"graph {g}") for g, G in enumerate(graphs or [])]
+    return _with_links(dense, adj)
 
 
-def _default_grid(name, n_features):
-    if "svm" in name:
+def _default_grid(kind, n_features):
+    if "svm" in kind:
         g = 1.0 / max(n_features, 1)
         return {"svc__C": [1.0, 10.0, 100.0], "svc__gamma": [0.1 * g, g, 10.0 * g]}
     return {"n_estimators": [100], "max_depth": [2, 3], "learning_rate": [0.1]}
 
 
-def _base(name, X, random_state):
-    if "svm" in name:
+def _base(kind, X, random_state):
+    if "svm" in kind:
         scaler = StandardScaler(with_mean=not sp.issparse(X))
         return make_pipeline(scaler, SVC(kernel="rbf", random_state=random_state))
     return GradientBoostingClassifier(random_state=random_state)
 
 
-def fit_baseline(
-    name: str,
-    X,
-    y,
-    labeled_mask,
-    *,
-    param_grid=None,
-    cv: int = 3,
-    threshold: float = 0.9,
-    max_iter: int = 10,
-    random_state=None,
-):
-    """Tune a baseline on the labelled rows by CV, then fit it (self-training: on all rows).
+class JoinedFeaturesClassifier(ClassifierMixin, BaseEstimator):
+    """A joined-feature baseline of the GBC paper, fitted transductively (GBC spec §5.1–5.2).
+
+    The sources and the graphs' adjacency rows are joined into one matrix over the global
+    index (:func:`joined_features`; an instance missing from a source takes that source's
+    column means over the labelled instances). The base classifier's parameters are chosen by
+    a stratified ``cv``-fold grid search on the labelled instances; the self-training kinds
+    then fit on every instance, the unlabelled ones with label −1.
 
     Parameters
     ----------
-    name : {"svm", "self_training_svm", "gbdt", "self_training_gbdt"}
-    X : array or sparse of shape (n, d)
-        Joined features (:func:`joined_features`).
-    y : array-like of shape (n,)
-        Labels; entries outside ``labeled_mask`` are ignored.
-    labeled_mask : array-like of bool, shape (n,)
-    param_grid : dict, optional
-        Grid for ``GridSearchCV`` (default: C, γ for the SVMs; depth for GBDT).
+    kind : {"svm", "self_training_svm", "gbdt", "self_training_gbdt"}, default="svm"
+        The base classifier: an RBF ``SVC`` on standardised features or a
+        ``GradientBoostingClassifier``, alone or in a ``SelfTrainingClassifier``.
+    param_grid : dict or None, default=None
+        Grid of the base classifier's parameters (``svc__C``, ``svc__gamma`` for the SVMs;
+        ``n_estimators``, ``max_depth``, ``learning_rate`` for GBDT). None: C ∈ {1, 10, 100} ×
+        γ ∈ {0.1, 1, 10}/d for the SVMs, depth ∈ {2, 3} with 100 trees for GBDT.
     cv : int, default=3
-        Stratified folds for the grid search.
-    threshold, max_iter : float, int
-        Self-training: add unlabelled instances predicted with probability ≥ ``threshold``, for at
-        most ``max_iter`` rounds.
-    random_state : int or None
+        Folds of the grid search (stratified, shuffled with ``random_state``).
+    threshold : float, default=0.9
+        Self-training: unlabelled instances predicted with probability ≥ ``threshold`` are added.
+    max_iter : int, default=10
+        Self-training: at most this many rounds.
+    random_state : int or None, default=None
+        Seeds the grid-search folds, the SVC and the GBDT.
 
-    Returns
-    -------
-    estimator
-        Fitted; ``predict(X)`` returns original labels.
+    Attributes
+    ----------
+    classes_ : ndarray
+        The labels seen among the labelled instances.
+    estimator_ : estimator
+        The fitted classifier on the joined features (labels encoded 0..K−1).
+    best_params_ : dict
+        The grid point chosen by the grid search.
+    transduction_ : ndarray of shape (n,)
+        The predicted label of every instance of the fit.
+    imputation_means_ : list of ndarray
+        Per source, the column means over its labelled instances.
+    n_features_per_source_ : list of int
+    n_instances_ : int
+        n, the number of instances of the fit.
+    n_graphs_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from multiview_lab.estimators import JoinedFeaturesClassifier
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.repeat([0, 1], 30)
+    >>> X1 = rng.normal(size=(60, 2)) + 2 * y[:, None]
+    >>> labeled = np.arange(60) % 2 == 0
+    >>> clf = JoinedFeaturesClassifier(random_state=0).fit([X1], None, y, labeled)
+    >>> clf.predict_transductive().shape
+    (60,)
     """
-    if name not in BASELINES:
-        raise ValueError(f"baseline {name!r} is not one of {BASELINES}.")
-    labeled = np.asarray(labeled_mask, dtype=bool)
-    y = np.asarray(y)
-    enc = LabelEncoder().fit(y[labeled])
-    grid = _default_grid(name, X.shape[1]) if param_grid is None else param_grid
-    folds = StratifiedKFold(cv, shuffle=True, random_state=random_state)
-    search = GridSearchCV(_base(name, X, random_state), grid, cv=folds)
-    search.fit(X[np.flatnonzero(labeled)], enc.transform(y[labeled]))
-    if not name.startswith("self_training"):
-        model = search.best_estimator_
-    else:
-        y_st = np.full(y.shape[0], -1, dtype=np.int64)
-        y_st[labeled] = enc.transform(y[labeled])
-        base = clone(search.best_estimator_)
-        if "svm" in name:  # self-training needs probabilities: Platt-calibrate the tuned SVC
-            scaler, svc = (step for _, step in base.steps)
-            # Calibration CV needs >= folds labelled examples per class; rare classes (terrorist
-            # NBCR_Attack: 1 labelled at 10 %) lower the folds, and a single example per class
-            # leaves libsvm's internal Platt scaling as the only option.
-            smallest = int(np.bincount(y_st[labeled]).min())
-            if smallest >= 2:
-                calibrated = CalibratedClassifierCV(svc, ensemble=False, cv=min(3, smallest))
-            else:
-                calibrated = clone(svc).set_params(probability=True)
-            base = make_pipeline(scaler, calibrated)
-        model = SelfTrainingClassifier(base, threshold=threshold, max_iter=max_iter).fit(X, y_st)
-    return _Decoded(model, enc)
 
+    def __init__(
+        self,
+        kind="svm",
+        *,
+        param_grid=None,
+        cv=3,
+        threshold=0.9,
+        max_iter=10,
+        random_state=None,
+    ):
+        self.kind = kind
+        self.param_grid = param_grid
+        self.cv = cv
+        self.threshold = threshold
+        self.max_iter = max_iter
+        self.random_state = random_state
 
-class _Decoded:
-    """A fitted classifier whose predictions are mapped back to the original labels."""
+    def fit(self, sources, graphs, y, labeled_mask=None):
+        """Tune the base classifier on the labelled instances, then fit it.
 
-    def __init__(self, model, encoder):
-        self.model = model
-        self.classes_ = encoder.classes_
+        Parameters
+        ----------
+        sources : list
+            Each a 2-D array (every instance) or a pair ``(X_i, instance_ids_i)``.
+        graphs : list of sparse (n, n) or None
+            Symmetric adjacency matrices over the global index; their rows become features.
+        y : array-like of shape (n,)
+            Labels; entries outside ``labeled_mask`` are ignored.
+        labeled_mask : array-like of bool, shape (n,), optional
+            True where ``y`` is a label (default: every instance).
 
-    def predict(self, X):
-        return self.classes_[self.model.predict(X)]
+        Returns
+        -------
+        self
+        """
+        if self.kind not in BASELINES:
+            raise ValueError(f"kind={self.kind!r} is not one of {BASELINES}.")
+        y = np.asarray(y)
+        n = y.shape[0]
+        labeled = np.ones(n, bool) if labeled_mask is None else np.asarray(labeled_mask, bool)
+        if labeled.shape != (n,):
+            raise ValueError(f"labeled_mask has shape {labeled.shape}; expected ({n},).")
+        Xs, ids, _ = check_sources(sources, n_instances=n)
+        pairs = list(zip(Xs, ids, strict=True))
+        graphs = list(graphs or [])
+        self.imputation_means_ = imputation_means(pairs, n, labeled)
+        adj = [as_adjacency(G, n, name=f"graph {g}") for g, G in enumerate(graphs)]
+        X = _with_links(_dense(pairs, self.imputation_means_, n), adj)
+        enc = LabelEncoder().fit(y[labeled])
+        grid = _default_grid(self.kind, X.shape[1]) if self.param_grid is None else self.param_grid
+        folds = StratifiedKFold(int(self.cv), shuffle=True, random_state=self.random_state)
+        search = GridSearchCV(_base(self.kind, X, self.random_state), grid, cv=folds)
+        search.fit(X[np.flatnonzero(labeled)], enc.transform(y[labeled]))
+        if not self.kind.startswith("self_training"):
+            model = search.best_estimator_
+        else:
+            y_st = np.full(n, -1, dtype=np.int64)
+            y_st[labeled] = enc.transform(y[labeled])
+            base = clone(search.best_estimator_)
+            if "svm" in self.kind:  # self-training needs probabilities: Platt-calibrate the SVC
+                scaler, svc = (step for _, step in base.steps)
+                # Calibration CV needs >= folds labelled examples per class; rare classes
+                # (terrorist NBCR_Attack: 1 labelled at 10 %) lower the folds, and a single
+                # example per class leaves libsvm's internal Platt scaling as the only option.
+                smallest = int(np.bincount(y_st[labeled]).min())
+                if smallest >= 2:
+                    calibrated = CalibratedClassifierCV(svc, ensemble=False, cv=min(3, smallest))
+                else:
+                    calibrated = clone(svc).set_params(probability=True)
+                base = make_pipeline(scaler, calibrated)
+            model = SelfTrainingClassifier(
+                base, threshold=self.threshold, max_iter=int(self.max_iter)
+            ).fit(X, y_st)
+        self.estimator_ = model
+        self.best_params_ = dict(search.best_params_)
+        self.classes_ = enc.classes_
+        self.n_instances_ = n
+        self.n_features_per_source_ = [X_i.shape[1] for X_i in Xs]
+        self.n_graphs_ = len(graphs)
+        self.transduction_ = self.classes_[model.predict(X)]
+        return self
 
-    def predict_proba(self, X):
-        return self.model.predict_proba(X)
+    def predict_transductive(self):
+        """The predicted label of every instance of the fit (length n)."""
+        check_is_fitted(self, "transduction_")
+        return self.transduction_
+
+    def _features(self, sources, graphs):
+        check_is_fitted(self, "estimator_")
+        Xs, ids, m = check_sources(sources, n_features=self.n_features_per_source_)
+        dense = _dense(list(zip(Xs, ids, strict=True)), self.imputation_means_, m)
+        if graphs is None:
+            graphs = [sp.csr_array((m, self.n_instances_))] * self.n_graphs_
+        graphs = list(graphs)
+        if len(graphs) != self.n_graphs_:
+            raise ValueError(f"got {len(graphs)} graphs but {self.n_graphs_} were seen in fit.")
+        links = []
+        for g, G in enumerate(graphs):
+            G = sp.csr_array(G)
+            if G.shape != (m, self.n_instances_):
+                raise ValueError(
+                    f"graph {g} has shape {G.shape}; expected ({m}, {self.n_instances_}): the "
+                    "links of the new instances to the instances of the fit."
+                )
+            G.eliminate_zeros()
+            G.data[:] = 1.0
+            links.append(G)
+        return _with_links(dense, links)
+
+    def predict(self, sources, graphs=None):
+        """Labels of new instances (inductive).
+
+        Parameters
+        ----------
+        sources : list
+            The new instances' sources (arrays, or ``(X_i, ids_i)`` pairs over 0..m−1); an
+            instance missing from a source takes the fit's imputation means.
+        graphs : list of sparse (m, n) or None, default=None
+            Per graph of the fit, the links of the new instances to the n instances of the fit
+            (None: no link). With the fit's own sources and graphs, ``predict`` gives
+            :meth:`predict_transductive` (no instance missing).
+
+        Returns
+        -------
+        ndarray of shape (m,)
+        """
+        return self.classes_[self.estimator_.predict(self._features(sources, graphs))]

@@ -85,3 +85,31 @@ def noisy_copy(X, sigma: float = 1.0, random_state=None) -> np.ndarray:
     if sigma < 0:
         raise ValueError(f"sigma must be >= 0; got {sigma}.")
     return X + check_random_state(random_state).normal(0.0, sigma, size=X.shape)
+
+
+def absent_entries(
+    n_instances: int,
+    n_sources: int,
+    setting: str = "uniform",
+    *,
+    missing_fraction: float = 0.3,
+    missing_mode: str = "per_instance",
+    random_state=None,
+) -> np.ndarray:
+    """Flat indices ``r·p + i`` of the (instance r, source i) records a setting deletes.
+
+    The complement of :func:`make_instance_sets` (same arguments, same draws) as one sorted
+    int64 array: empty for the uniform setting.
+    """
+    sets = make_instance_sets(
+        n_instances,
+        n_sources,
+        setting,
+        missing_fraction=missing_fraction,
+        missing_mode=missing_mode,
+        random_state=random_state,
+    )
+    present = np.zeros((n_instances, n_sources), dtype=bool)
+    for i, s in enumerate(sets):
+        present[s, i] = True
+    return np.flatnonzero(~present.ravel()).astype(np.int64)

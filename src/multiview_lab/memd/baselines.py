@@ -1,6 +1,6 @@
-"""Baselines of the MeMd experiments as small factories returning scikit-learn estimators.
+"""Baselines of the MeMd experiments as scikit-learn estimators (MeMd spec Sect. 5.2).
 
-MeMd spec Sect. 5.2: every baseline exists in two columns,
+Every baseline exists in two columns,
 
 * ``"faithful"``: as the paper ran it. Linear SVM = libsvm ``SVC(kernel="linear", C=1)``
   (one-vs-one), features standardised for gene data, raw W for text; DME (discriminative maximum
@@ -9,17 +9,14 @@ MeMd spec Sect. 5.2: every baseline exists in two columns,
   text on tf-idf features (``TfidfTransformer`` defaults) with ``LinearSVC``.
 
 plus naive-Bayes references with ``SelectKBest`` (chi2, ANOVA F, mutual information; K fixed or by
-inner CV), and the MeMd classifiers with the spec's per-data-type settings. :data:`ESTIMATORS` maps
-a name to a factory ``f(data, random_state)`` so that a pipeline can register them by name.
+inner CV). The data type (``data="gene"`` or ``"text"``) is an estimator parameter: a pipeline
+sets it per data set. The MeMd classifiers themselves are
+:class:`multiview_lab.memd.MeMdClassifier` with the spec's settings :data:`MEMD_SETTINGS`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from functools import partial
-
-import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.feature_extraction.text import TfidfTransformer
 from sklearn.feature_selection import SelectKBest, chi2, f_classif, mutual_info_classif
 from sklearn.linear_model import LogisticRegression
@@ -29,16 +26,16 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC, LinearSVC
 
-from multiview_lab.memd.memd import MeMdClassifier
-
 DATA_TYPES = ("gene", "text")
 PROTOCOLS = ("faithful", "strong")
 C_GRID = tuple(10.0**p for p in range(-3, 5))
 SCORE_FUNCS = ("chi2", "f_classif", "mutual_info")
+NB_MODELS = ("multinomial", "gaussian")
 INNER_FOLDS = 5
+K_GRID = (5, 10, 20, 50, 100, 200, 500, 1000)
 ALPHA_GRID = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 
-#: Spec settings per data type (MeMd spec Sect. 4 and 5.2).
+#: Spec settings of MeMdClassifier per data type (MeMd spec Sect. 4 and 5.2).
 MEMD_SETTINGS = {
     "gene": {"family": "gaussian", "k_selection": "inner_cv", "var_smoothing": 1e-9},
     "text": {
@@ -59,151 +56,235 @@ def _inner_cv(random_state) -> StratifiedKFold:
     return StratifiedKFold(n_splits=INNER_FOLDS, shuffle=True, random_state=random_state)
 
 
+class MutualInfoScore:
+    """``mutual_info_classif`` with a fixed ``random_state``, as a ``SelectKBest`` score function
+    (a picklable, skops-loadable stand-in for ``functools.partial``).
+
+    Parameters
+    ----------
+    random_state : int or None
+        Seeds the nearest-neighbour estimate's noise.
+    """
+
+    def __init__(self, random_state=None):
+        self.random_state = random_state
+
+    def __call__(self, X, y):
+        return mutual_info_classif(X, y, random_state=self.random_state)
+
+
+class _Baseline(ClassifierMixin, BaseEstimator):
+    """Shared ``fit``/``predict`` of the baselines: build a scikit-learn model, fit it, and keep
+    the fitted model (for a grid search: its refitted best pipeline) as ``estimator_``."""
+
+    def _build(self):
+        raise NotImplementedError
+
+    def fit(self, X, y):
+        """Build the baseline's model and fit it on ``X`` (dense or sparse) and ``y``.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        model = self._build().fit(X, y)
+        if isinstance(model, GridSearchCV):
+            self.best_params_ = dict(model.best_params_)
+            self.best_score_ = float(model.best_score_)
+            model = model.best_estimator_
+        self.estimator_ = model
+        self.classes_ = model.classes_
+        self.n_features_in_ = int(X.shape[1])
+        return self
+
+    def predict(self, X):
+        """Class labels of ``X`` predicted by the fitted model.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+        """
+        return self.estimator_.predict(X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
 def _tune_c(pipeline: Pipeline, step: str, random_state) -> GridSearchCV:
     return GridSearchCV(
         pipeline, {f"{step}__C": list(C_GRID)}, cv=_inner_cv(random_state), n_jobs=None
     )
 
 
-def linear_svm(
-    protocol: str = "faithful", *, data: str = "gene", liblinear: bool = False, random_state=0
-) -> BaseEstimator:
-    """Linear SVM baseline (MeMd spec Sect. 5.2).
+def _first_step(data: str, protocol: str) -> list:
+    if data == "gene":
+        return [("scale", StandardScaler())]
+    return [("tfidf", TfidfTransformer())] if protocol == "strong" else []
+
+
+class LinearSVMBaseline(_Baseline):
+    """Linear SVM baseline of the MeMd experiments (MeMd spec Sect. 5.2).
 
     Parameters
     ----------
-    protocol : {"faithful", "strong"}
+    protocol : {"faithful", "strong"}, default="faithful"
         Faithful: ``SVC(kernel="linear", C=1)`` (libsvm, one-vs-one; ``liblinear=True`` swaps in
-        ``LinearSVC(C=1)`` for 20NG speed, to be documented). Strong: C by inner 5-fold CV, and
-        for text tf-idf + ``LinearSVC``.
-    data : {"gene", "text"}
+        ``LinearSVC(C=1)`` for 20NG speed). Strong: C by inner stratified 5-fold CV over
+        :data:`C_GRID`, and for text tf-idf + ``LinearSVC``.
+    data : {"gene", "text"}, default="gene"
         Gene data are standardised first; text uses the W features (faithful) or tf-idf (strong).
     liblinear : bool, default=False
         Faithful text column only: use ``LinearSVC``.
-    random_state : int or None
-        Seeds the inner CV folds and LinearSVC.
+    random_state : int or None, default=None
+        Seeds the inner CV folds and ``LinearSVC``.
+
+    Attributes
+    ----------
+    estimator_ : Pipeline
+        The fitted pipeline (strong: the best C's, refitted on all rows).
+    best_params_ : dict
+        Strong only: ``{"svm__C": C}`` chosen by the inner CV.
+    classes_ : ndarray
+    n_features_in_ : int
     """
-    _check("protocol", protocol, PROTOCOLS)
-    _check("data", data, DATA_TYPES)
-    if data == "text" and (protocol == "strong" or liblinear):
-        svm = LinearSVC(C=1.0, random_state=random_state)
-    else:
-        svm = SVC(kernel="linear", C=1.0)
-    first = ("scale", StandardScaler()) if data == "gene" else ("tfidf", TfidfTransformer())
-    steps = [first] if data == "gene" or protocol == "strong" else []
-    pipeline = Pipeline([*steps, ("svm", svm)])
-    return pipeline if protocol == "faithful" else _tune_c(pipeline, "svm", random_state)
+
+    def __init__(self, protocol="faithful", *, data="gene", liblinear=False, random_state=None):
+        self.protocol = protocol
+        self.data = data
+        self.liblinear = liblinear
+        self.random_state = random_state
+
+    def _build(self):
+        _check("protocol", self.protocol, PROTOCOLS)
+        _check("data", self.data, DATA_TYPES)
+        if self.data == "text" and (self.protocol == "strong" or self.liblinear):
+            svm = LinearSVC(C=1.0, random_state=self.random_state)
+        else:
+            svm = SVC(kernel="linear", C=1.0)
+        pipeline = Pipeline([*_first_step(self.data, self.protocol), ("svm", svm)])
+        if self.protocol == "faithful":
+            return pipeline
+        return _tune_c(pipeline, "svm", self.random_state)
 
 
-def dme(protocol: str = "faithful", *, data: str = "gene", random_state=0) -> BaseEstimator:
+class DMEBaseline(_Baseline):
     """DME = multinomial logistic regression (MeMd spec Sect. 5.1-5.2).
 
-    Faithful: ``LogisticRegression(C=1, solver="lbfgs", max_iter=100)`` (multinomial loss; the
-    paper notes DME works best with few iterations). Strong: C by inner 5-fold CV, on tf-idf for
-    text. Gene data are standardised (lbfgs on raw intensities of 10^4 does not converge).
+    Parameters
+    ----------
+    protocol : {"faithful", "strong"}, default="faithful"
+        Faithful: ``LogisticRegression(C=1, solver="lbfgs", max_iter=100)`` (multinomial loss;
+        the paper notes DME works best with few iterations). Strong: C by inner stratified 5-fold
+        CV over :data:`C_GRID`, on tf-idf for text.
+    data : {"gene", "text"}, default="gene"
+        Gene data are standardised (lbfgs on raw intensities of 10^4 does not converge).
+    random_state : int or None, default=None
+        Seeds the inner CV folds.
+
+    Attributes
+    ----------
+    estimator_ : Pipeline
+        The fitted pipeline (strong: the best C's, refitted on all rows).
+    best_params_ : dict
+        Strong only: ``{"dme__C": C}`` chosen by the inner CV.
+    classes_ : ndarray
+    n_features_in_ : int
     """
-    _check("protocol", protocol, PROTOCOLS)
-    _check("data", data, DATA_TYPES)
-    model = LogisticRegression(C=1.0, solver="lbfgs", max_iter=100)
-    first = ("scale", StandardScaler()) if data == "gene" else ("tfidf", TfidfTransformer())
-    steps = [first] if data == "gene" or protocol == "strong" else []
-    pipeline = Pipeline([*steps, ("dme", model)])
-    return pipeline if protocol == "faithful" else _tune_c(pipeline, "dme", random_state)
+
+    def __init__(self, protocol="faithful", *, data="gene", random_state=None):
+        self.protocol = protocol
+        self.data = data
+        self.random_state = random_state
+
+    def _build(self):
+        _check("protocol", self.protocol, PROTOCOLS)
+        _check("data", self.data, DATA_TYPES)
+        model = LogisticRegression(C=1.0, solver="lbfgs", max_iter=100)
+        pipeline = Pipeline([*_first_step(self.data, self.protocol), ("dme", model)])
+        if self.protocol == "faithful":
+            return pipeline
+        return _tune_c(pipeline, "dme", self.random_state)
 
 
-def _score_func(name: str, random_state):
-    _check("score_func", name, SCORE_FUNCS)
-    if name == "mutual_info":
-        return partial(mutual_info_classif, random_state=random_state)
-    return {"chi2": chi2, "f_classif": f_classif}[name]
-
-
-def naive_bayes_select_k(
-    score_func: str = "chi2",
-    *,
-    model: str = "multinomial",
-    k: int | None = None,
-    k_grid: Sequence[int] = (5, 10, 20, 50, 100, 200, 500, 1000),
-    alpha_grid: Sequence[float] = ALPHA_GRID,
-    random_state=0,
-) -> BaseEstimator:
+class SelectKNaiveBayes(_Baseline):
     """``SelectKBest(score_func, k)`` + GaussianNB / MultinomialNB (reference columns).
 
     Parameters
     ----------
-    score_func : {"chi2", "f_classif", "mutual_info"}
+    score_func : {"chi2", "f_classif", "mutual_info"}, default="chi2"
         chi2 needs non-negative features (text); ANOVA F for gene data.
-    model : {"multinomial", "gaussian"}
-    k : int or None
+    model : {"multinomial", "gaussian"}, default="multinomial"
+    k : int or None, default=None
         Fixed K; None chooses K from ``k_grid`` by inner stratified 5-fold CV.
-    alpha_grid : sequence of float
+    k_grid : sequence of int, default=K_GRID
+        Candidate K (a K above the number of features keeps them all, with a warning).
+    alpha_grid : sequence of float, default=ALPHA_GRID
         MultinomialNB smoothing tried with K when K is chosen by CV. W rows sum to 1, so the
         default alpha = 1 (a pseudo-count per word) swamps the class totals (measured on
         comp.* vs rec.*: accuracy .60); smaller values are needed.
+    random_state : int or None, default=None
+        Seeds the inner CV folds and the mutual-information estimate.
+
+    Attributes
+    ----------
+    estimator_ : Pipeline
+        The fitted ``select`` + ``nb`` pipeline (K by CV: the best point's, refitted).
+    k_ : int
+        The number of features kept (fixed or chosen).
+    best_params_ : dict
+        K by CV only: the chosen ``select__k`` (and ``nb__alpha``).
+    classes_ : ndarray
+    n_features_in_ : int
     """
-    _check("model", model, ("multinomial", "gaussian"))
-    nb = MultinomialNB() if model == "multinomial" else GaussianNB()
-    pipeline = Pipeline(
-        [("select", SelectKBest(_score_func(score_func, random_state), k=k or 10)), ("nb", nb)]
-    )
-    if k is not None:
-        return pipeline
-    grid = {"select__k": sorted(int(v) for v in k_grid)}
-    if model == "multinomial":
-        grid["nb__alpha"] = [float(a) for a in alpha_grid]
-    return GridSearchCV(pipeline, grid, cv=_inner_cv(random_state))
 
-
-def memd(data: str = "gene", criterion: str = "JS", *, random_state=0, **params) -> MeMdClassifier:
-    """MeMdClassifier with the spec's settings for ``data`` (MeMd spec Sect. 4, 5.2).
-
-    Gene: Gaussian family, var_smoothing 1e-9, K by inner 5-fold CV. Text: exponential family,
-    var_smoothing 1e-3 / mean_smoothing 1e-2, K by the 80/20 rule. ``params`` override.
-    """
-    _check("data", data, DATA_TYPES)
-    return MeMdClassifier(
-        criterion, **{**MEMD_SETTINGS[data], "random_state": random_state, **params}
-    )
-
-
-def _gaussian_nb_all(data, random_state):
-    return GaussianNB()
-
-
-#: name -> factory(data, random_state) returning an unfitted estimator.
-ESTIMATORS: dict[str, Callable[[str, object], BaseEstimator]] = {
-    "memd_j": lambda data, rs: memd(data, "J", random_state=rs),
-    "memd_js": lambda data, rs: memd(data, "JS", random_state=rs),
-    "memd_j_floor_val": lambda data, rs: memd(data, "J", random_state=rs, floor_selection="val"),
-    "memd_js_floor_val": lambda data, rs: memd(data, "JS", random_state=rs, floor_selection="val"),
-    "memd_j_gaussian": lambda data, rs: memd(data, "J", random_state=rs, family="gaussian"),
-    "memd_js_gaussian": lambda data, rs: memd(data, "JS", random_state=rs, family="gaussian"),
-    "svm_faithful": lambda data, rs: linear_svm("faithful", data=data, random_state=rs),
-    "svm_faithful_liblinear": lambda data, rs: linear_svm(
-        "faithful", data=data, liblinear=True, random_state=rs
-    ),
-    "svm_strong": lambda data, rs: linear_svm("strong", data=data, random_state=rs),
-    "dme_faithful": lambda data, rs: dme("faithful", data=data, random_state=rs),
-    "dme_strong": lambda data, rs: dme("strong", data=data, random_state=rs),
-    "gaussian_nb": _gaussian_nb_all,
-    "gnb_f_classif": lambda data, rs: naive_bayes_select_k(
-        "f_classif", model="gaussian", random_state=rs
-    ),
-    "gnb_mutual_info": lambda data, rs: naive_bayes_select_k(
-        "mutual_info", model="gaussian", random_state=rs
-    ),
-    "mnb_chi2": lambda data, rs: naive_bayes_select_k(
-        "chi2",
+    def __init__(
+        self,
+        score_func="chi2",
+        *,
         model="multinomial",
-        k_grid=np.unique(np.geomspace(10, 50_000, 8).astype(int)),
-        random_state=rs,
-    ),
-}
+        k=None,
+        k_grid=K_GRID,
+        alpha_grid=ALPHA_GRID,
+        random_state=None,
+    ):
+        self.score_func = score_func
+        self.model = model
+        self.k = k
+        self.k_grid = k_grid
+        self.alpha_grid = alpha_grid
+        self.random_state = random_state
 
+    def _score_func(self):
+        _check("score_func", self.score_func, SCORE_FUNCS)
+        if self.score_func == "mutual_info":
+            return MutualInfoScore(self.random_state)
+        return {"chi2": chi2, "f_classif": f_classif}[self.score_func]
 
-def make_estimator(name: str, data: str = "gene", random_state=0) -> BaseEstimator:
-    """Build the estimator registered as ``name`` in :data:`ESTIMATORS`."""
-    if name not in ESTIMATORS:
-        raise ValueError(f"unknown estimator {name!r}; registered: {sorted(ESTIMATORS)}.")
-    _check("data", data, DATA_TYPES)
-    return ESTIMATORS[name](data, random_state)
+    def _build(self):
+        _check("model", self.model, NB_MODELS)
+        nb = MultinomialNB() if self.model == "multinomial" else GaussianNB()
+        select = SelectKBest(self._score_func(), k=self.k or 10)
+        pipeline = Pipeline([("select", select), ("nb", nb)])
+        if self.k is not None:
+            return pipeline
+        grid = {"select__k": sorted(int(v) for v in self.k_grid)}
+        if self.model == "multinomial":
+            grid["nb__alpha"] = [float(a) for a in self.alpha_grid]
+        return GridSearchCV(pipeline, grid, cv=_inner_cv(self.random_state))
+
+    def fit(self, X, y):
+        """Select K features and fit the naive Bayes model (see :meth:`_Baseline.fit`)."""
+        super().fit(X, y)
+        self.k_ = int(self.estimator_.named_steps["select"].k)
+        return self

@@ -1,5 +1,6 @@
-"""Node functions of the ``gbc`` pipeline on small synthetic data: data and graph builders,
-splits and settings, evaluation (n_jobs invariance, CV selection), weights and Table 4."""
+"""Node functions and the task of the ``gbc`` pipeline on small synthetic data: data and graph
+builders, split tables, the task on the engine (paired seeds, n_jobs invariance, CV selection,
+weights), the number-of-sources study and the weight summaries."""
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -10,17 +11,21 @@ from multiview_lab.gbc.graphs import edges_to_adjacency, same_label_edge_fractio
 from multiview_lab.pipelines.gbc.nodes import (
     build_mfeat_graphs,
     collect_datasets,
-    evaluate_methods,
-    evaluate_source_counts,
     graph_statistics,
     load_terrorist_graph_edges,
-    make_splits,
     plot_weight_trajectories,
     prepare_mfeat,
     prepare_terrorist,
-    stratified_train_indices,
     summarise_final_weights,
 )
+from multiview_lab.pipelines.gbc.splits import make_source_count_splits, make_splits
+from multiview_lab.pipelines.gbc.task import (
+    GBCTask,
+    make_source_count_task,
+    make_task,
+    split_sources,
+)
+from multiview_lab.protocol import parse_methods, run_experiment
 
 
 def _views(y, rng, dims=(6, 5, 4)):
@@ -81,8 +86,17 @@ METHODS = {
         "estimator": "GBCClassifier",
         "params": {"n_iter": 4, "max_depth": 2, "lambda0": 0.0, "lambda1": 0.0},
     },
-    "SVM": {"baseline": "svm", "param_grid": {"svc__C": [1.0, 10.0]}, "cv": 2},
+    "SVM": {
+        "estimator": "JoinedFeaturesClassifier",
+        "params": {"kind": "svm", "param_grid": {"svc__C": [1.0, 10.0]}, "cv": 2},
+    },
 }
+
+
+def _run(datasets, splits, methods, task=None, n_jobs=1, **kw):
+    return run_experiment(
+        task or GBCTask(), datasets, splits, methods, execution={"n_jobs": n_jobs}, **kw
+    )
 
 
 # ------------------------------------------------------------------------------ data and graphs
@@ -143,34 +157,31 @@ def test_collect_datasets_checks_sizes_and_reports_graphs(mfeat_raw, terrorist_r
         )
 
 
-# ------------------------------------------------------------------------------ splits, settings
-def test_stratified_train_indices_keep_every_class():
-    y = np.repeat([0, 1, 2], [50, 8, 2])
-    idx = stratified_train_indices(y, 0.1, seed=0)
-    assert np.bincount(y[idx]).tolist() == [5, 1, 1]
-    idx = stratified_train_indices(y, 0.9, seed=0)
-    assert np.bincount(y[idx]).tolist() == [45, 7, 1]  # every class keeps a test instance
-    with pytest.raises(ValueError, match="training fraction"):
-        stratified_train_indices(y, 1.0, seed=0)
-
-
+# ------------------------------------------------------------------------------ split tables
 def test_make_splits_settings_share_training_parts(datasets):
-    splits = make_splits(datasets, PROTOCOL)
+    splits = make_splits(datasets, PROTOCOL, METHODS)
     assert len(splits) == 2 * 2 * 2 * 2
+    assert list(splits.columns) == [
+        "dataset", "setting", "train_pct", "split", "seed", "train", "test", "absent"
+    ]  # fmt: skip
     key = ["dataset", "train_pct", "split"]
     for _, block in splits.groupby(key):
         uni, non = (block[block["setting"] == s].iloc[0] for s in ("uniform", "non_overlapping"))
-        np.testing.assert_array_equal(uni["train_indices"], non["train_indices"])
+        np.testing.assert_array_equal(uni["train"], non["train"])
+        assert uni["seed"] == non["seed"]
         assert len(uni["absent"]) == 0
         n, p = datasets[uni["dataset"]]["y"].size, len(datasets[uni["dataset"]]["sources"])
+        np.testing.assert_array_equal(np.sort(np.r_[uni["train"], uni["test"]]), np.arange(n))
         rows = np.asarray(non["absent"]) // p
         assert np.unique(rows).size == round(0.3 * n)  # 30 % of the instances
         assert np.bincount(rows).max() == p // 2  # each loses floor(p/2) sources
     again = make_splits(datasets, PROTOCOL)
-    pd.testing.assert_frame_equal(
-        splits.drop(columns=["train_indices", "absent"]),
-        again.drop(columns=["train_indices", "absent"]),
-    )
+    for col in ("train", "test", "absent"):
+        assert all(map(np.array_equal, splits[col], again[col]))
+    # every class is seen in training and keeps a test instance (terrorist's rare class)
+    y = datasets["terrorist"]["y"]
+    for row in splits[splits["dataset"] == "terrorist"].itertuples():
+        assert set(y[row.train]) == set(y[row.test]) == set(y)
 
 
 @pytest.mark.parametrize(
@@ -180,38 +191,85 @@ def test_make_splits_settings_share_training_parts(datasets):
         ({"train_pcts": [0]}, "train_pcts"),
         ({"n_splits": 0}, "n_splits"),
         ({"datasets": ["imdb"]}, "Unknown dataset"),
+        ({"methods_by_dataset": {"mfeat": ["GBC", "LapSVM"]}}, "unregistered method.*LapSVM"),
     ],
 )
 def test_make_splits_bad_protocol(datasets, change, match):
     with pytest.raises(ValueError, match=match):
-        make_splits(datasets, {**PROTOCOL, **change})
+        make_splits(datasets, {**PROTOCOL, **change}, METHODS)
 
 
-# ------------------------------------------------------------------------------ evaluation
+def test_split_sources_delete_the_absent_records(datasets):
+    splits = make_splits(datasets, PROTOCOL)
+    row = splits[splits["setting"] == "non_overlapping"].iloc[0].to_dict()
+    data = datasets[row["dataset"]]
+    sources, names = split_sources(data, row)
+    n, p = data["y"].size, len(data["sources"])
+    assert names == list(data["source_names"])
+    held = np.zeros((n, p), bool)
+    for i, (X, ids) in enumerate(sources):
+        np.testing.assert_array_equal(X, data["sources"][i][ids])
+        held[ids, i] = True
+    np.testing.assert_array_equal(np.flatnonzero(~held.ravel()), row["absent"])
+    sub, names = split_sources(data, {**row, "absent": np.array([1]), "source_idx": [1]})
+    assert names == [data["source_names"][1]] and sub[0][1].tolist() == [0, *range(2, n)]
+
+
+# ------------------------------------------------------------------------------ the task
 @pytest.fixture(scope="module")
 def evaluated(datasets):
     splits = make_splits(datasets, {**PROTOCOL, "n_splits": 1})
-    out = {
-        n_jobs: evaluate_methods(datasets, splits, METHODS, {"n_jobs": n_jobs}) for n_jobs in (1, 2)
-    }
-    return splits, out
+    return splits, {n: _run(datasets, splits, METHODS, n_jobs=n) for n in (1, 2)}
 
 
-def test_results_do_not_depend_on_n_jobs(evaluated):
+def test_results_are_paired_and_do_not_depend_on_n_jobs(evaluated, datasets):
     splits, out = evaluated
-    (r1, w1), (r2, w2) = out[1], out[2]
+    r1, r2 = out[1].results, out[2].results
     assert len(r1) == len(splits) * len(METHODS)
-    pd.testing.assert_frame_equal(r1.drop(columns="fit_time_s"), r2.drop(columns="fit_time_s"))
-    pd.testing.assert_frame_equal(w1, w2)
+    timing = ["fit_time_s", "score_time_s"]
+    pd.testing.assert_frame_equal(r1.drop(columns=timing), r2.drop(columns=timing))
+    pd.testing.assert_frame_equal(out[1].extras["weights"], out[2].extras["weights"])
     assert r1["error"].between(0, 1).all()
+    # every method of a split gets the split's seed
+    keys = ["dataset", "setting", "train_pct", "split"]
+    merged = r1.merge(splits[[*keys, "seed"]], on=keys, suffixes=("", "_split"))
+    assert (merged["seed"] == merged["seed_split"]).all()
     gbc = r1[r1["method"] == "GBC"]
     assert (gbc["lambda0"] == 0.01).all() and (gbc["n_iter"] <= 4).all()
-    assert r1.loc[r1["method"] == "SVM", "lambda0"].isna().all()
+    assert r1.loc[r1["method"] == "SVM", ["lambda0", "n_iter"]].isna().all().all()
+    # the error is counted on the test rows, from the model's transductive predictions
+    first = splits.iloc[0]
+    model = out[1].models[next(k for k in out[1].models if k.startswith("SVM_"))]
+    y = datasets[first["dataset"]]["y"]
+    err = np.mean(model.predict_transductive()[first["test"]] != y[first["test"]])
+    row = r1[(r1["method"] == "SVM")].iloc[0]
+    assert row["error"] == pytest.approx(err)
 
 
-def test_weight_trajectories_sum_to_one_and_are_summarised(evaluated, datasets):
+def test_methods_by_dataset_and_graph_option(datasets):
+    splits = make_splits(datasets, {**PROTOCOL, "n_splits": 1, "train_pcts": [60]})
+    methods = {
+        "GBC": METHODS["GBC"],
+        "GBC-nograph": {**METHODS["GBC"], "graphs": False, "trajectory": True},
+    }
+    task = make_task({"methods_by_dataset": {"terrorist": ["GBC"]}})
+    out = _run(datasets, splits, methods, task=task)
+    runs = out.results.groupby("dataset")["method"].agg(set).to_dict()
+    assert runs == {"mfeat": {"GBC", "GBC-nograph"}, "terrorist": {"GBC"}}
+    weights = out.extras["weights"]
+    kinds = weights.groupby("method")["kind"].agg(set).to_dict()
+    assert kinds == {"GBC": {"source", "graph"}, "GBC-nograph": {"source"}}  # no graph given
+    with pytest.raises(ValueError, match="unknown key"):
+        parse_methods({"bad": {"baseline": "svm"}}, GBCTask.method_options)
+
+
+def test_weight_trajectories_sum_to_one_and_are_summarised(evaluated):
     _, out = evaluated
-    _, weights = out[1]
+    weights = out[1].extras["weights"]
+    assert list(weights.columns) == [
+        "dataset", "setting", "train_pct", "split", "method", "seed", "kind", "name",
+        "iteration", "weight",
+    ]  # fmt: skip
     assert set(weights["method"]) == {"GBC"}
     sums = weights.groupby(["dataset", "setting", "train_pct", "split", "kind", "iteration"])[
         "weight"
@@ -222,15 +280,8 @@ def test_weight_trajectories_sum_to_one_and_are_summarised(evaluated, datasets):
     np.testing.assert_allclose(mfeat_src["weight"], 0.5)  # uniform at t = 0
     final = summarise_final_weights(weights)
     assert set(final["name"]) == {
-        "fou",
-        "fac",
-        "mor",
-        "mor_noisy",
-        "features",
-        "features_noisy",
-        "loc",
-        "loc_org",
-    }
+        "fou", "fac", "mor", "mor_noisy", "features", "features_noisy", "loc", "loc_org",
+    }  # fmt: skip
     last = weights[weights["iteration"] == weights["iteration"].max()]
     row = final[(final["dataset"] == "mfeat") & (final["name"] == "fou")].iloc[0]
     expect = last[
@@ -245,11 +296,15 @@ def test_weight_trajectories_sum_to_one_and_are_summarised(evaluated, datasets):
     plt.close(fig)
     with pytest.raises(ValueError, match="No weight trajectory"):
         plot_weight_trajectories(weights, {"method": "SVM"})
+    with pytest.raises(ValueError, match="No weight trajectory"):
+        plot_weight_trajectories(pd.DataFrame(), {"method": "GBC"})
+    assert summarise_final_weights(pd.DataFrame()).empty
 
 
 def test_cv_selects_graph_weight_that_helps(datasets):
-    """Spec test 10 through the pipeline: a clean same-label graph (terrorist synthetic graphs)
-    and CV over lambda1 in {0, 1}: CV picks lambda1 = 1 where the graph lowers the error."""
+    """Spec test 10 through the engine's tune: a clean same-label graph (terrorist synthetic
+    graphs) and CV over lambda1 in {0, 1}: CV picks lambda1 = 1 where the graph lowers the
+    error."""
     d = datasets["terrorist"]
     y = d["y"]
     rng = np.random.default_rng(0)
@@ -265,74 +320,25 @@ def test_cv_selects_graph_weight_that_helps(datasets):
         if y[a] == y[b] and rng.random() < 0.15
     ]
     weak["graphs"], weak["graph_names"] = [edges_to_adjacency(np.array(same), y.size)], ["same"]
-    splits = make_splits(
-        {"terrorist": weak},
-        {
-            **PROTOCOL,
-            "datasets": ["terrorist"],
-            "settings": ["uniform"],
-            "train_pcts": [40],
-            "n_splits": 1,
-        },
-    )
+    protocol = {**PROTOCOL, "datasets": ["terrorist"], "settings": ["uniform"]}
+    splits = make_splits({"terrorist": weak}, {**protocol, "train_pcts": [40], "n_splits": 1})
+    params = {"n_iter": 40, "shrinkage": 0.3, "max_depth": 2, "lambda0": 0.0}
     spec = {
         "estimator": "GBCClassifier",
-        "params": {
-            "n_iter": 40,
-            "shrinkage": 0.3,
-            "max_depth": 2,
-            "lambda0": 0.0,
-            "early_stopping": False,
+        "params": {**params, "early_stopping": False},
+        "tune": {
+            "folds": 3,
+            "grid": {"lambda1": [0.0, 1.0]},
+            "metric": "error",
+            "greater_is_better": False,
         },
-        "tune": {"folds": 3, "grid": {"lambda1": [0.0, 1.0]}},
     }
-    fixed = {**spec, "tune": None, "params": {**spec["params"], "lambda1": 0.0}}
-    results, _ = evaluate_methods(
-        {"terrorist": weak}, splits, {"cv": spec, "fixed": fixed}, {"n_jobs": 1}
-    )
+    fixed = {"estimator": "GBCClassifier", "params": {**spec["params"], "lambda1": 0.0}}
+    results = _run({"terrorist": weak}, splits, {"cv": spec, "fixed": fixed}).results
     cv = results.set_index("method")
-    assert cv.loc["cv", "lambda1"] == 1.0 and np.isfinite(cv.loc["cv", "cv_error"])
+    assert cv.loc["cv", "lambda1"] == 1.0 and 0 <= cv.loc["cv", "cv_error"] < 0.5
+    assert np.isnan(cv.loc["fixed", "cv_error"])
     assert cv.loc["cv", "error"] < cv.loc["fixed", "error"] - 0.05
-
-
-@pytest.mark.parametrize(
-    "spec, match",
-    [
-        ({"estimator": "GBCClassifier", "baseline": "svm"}, "exactly one"),
-        ({"params": {}}, "exactly one"),
-        ({"baseline": "lasso"}, "not in"),
-    ],
-)
-def test_bad_method_spec(datasets, spec, match):
-    splits = make_splits(datasets, {**PROTOCOL, "n_splits": 1})
-    with pytest.raises(ValueError, match=match):
-        evaluate_methods(datasets, splits, {"bad": spec}, {"n_jobs": 1})
-    with pytest.raises(ValueError, match="No method"):
-        evaluate_methods(datasets, splits, {}, {"n_jobs": 1})
-
-
-# ------------------------------------------------------------------------------ Table 4
-def test_source_count_study(datasets):
-    study = {
-        "dataset": "mfeat",
-        "train_pct": 30,
-        "n_sources": [1, 2],
-        "n_choices": 2,
-        "method": "GBC",
-        "seed": 1,
-    }
-    table = evaluate_source_counts(datasets, METHODS, study)
-    assert len(table) == 4
-    assert table["sources"].str.count(r"\+").add(1).tolist() == table["num_sources"].tolist()
-    assert table["error"].between(0, 1).all()
-    again = evaluate_source_counts(datasets, METHODS, {**study, "n_jobs": 2})
-    pd.testing.assert_frame_equal(
-        table.drop(columns="fit_time_s"), again.drop(columns="fit_time_s")
-    )
-    with pytest.raises(ValueError, match="n_sources"):
-        evaluate_source_counts(datasets, METHODS, {**study, "n_sources": [3]})
-    with pytest.raises(ValueError, match="not registered"):
-        evaluate_source_counts(datasets, METHODS, {**study, "method": "GBDT"})
 
 
 def test_self_training_svm_with_a_single_labelled_example_of_a_class(datasets):
@@ -341,7 +347,50 @@ def test_self_training_svm_with_a_single_labelled_example_of_a_class(datasets):
     protocol = {**PROTOCOL, "datasets": ["terrorist"], "settings": ["uniform"], "n_splits": 1}
     splits = make_splits(datasets, {**protocol, "train_pcts": [10]})
     y = datasets["terrorist"]["y"]
-    assert np.bincount(y[splits.iloc[0]["train_indices"]]).min() == 1
-    spec = {"baseline": "self_training_svm", "param_grid": {"svc__C": [1.0]}, "cv": 2}
-    results, _ = evaluate_methods(datasets, splits, {"Self-SVM": spec}, {"n_jobs": 1})
+    assert np.bincount(y[splits.iloc[0]["train"]]).min() == 1
+    spec = {
+        "estimator": "JoinedFeaturesClassifier",
+        "params": {"kind": "self_training_svm", "param_grid": {"svc__C": [1.0]}, "cv": 2},
+    }
+    results = _run(datasets, splits, {"Self-SVM": spec}).results
     assert results["error"].between(0, 1).all()
+
+
+# ------------------------------------------------------------------------------ Table 4
+STUDY = {
+    "dataset": "mfeat",
+    "train_pct": 30,
+    "n_sources": [1, 2],
+    "n_choices": 2,
+    "method": "GBC",
+    "seed": 1,
+}
+
+
+def test_source_count_study(datasets):
+    splits = make_source_count_splits(datasets, STUDY, METHODS)
+    assert len(splits) == 4 and splits["seed"].nunique() == 4
+    for row in splits.itertuples():
+        assert len(row.source_idx) == row.num_sources
+        names = [datasets["mfeat"]["source_names"][i] for i in row.source_idx]
+        assert row.sources == "+".join(names)
+        assert len(row.absent) == 0  # uniform
+    task = make_source_count_task(STUDY)
+    out = _run(datasets, splits, METHODS, task=task)
+    table = out.results
+    assert set(table["method"]) == {"GBC"} and len(table) == 4  # the study's method only
+    assert "weights" not in out.extras  # no trajectory in the study
+    assert table["sources"].str.count(r"\+").add(1).tolist() == table["num_sources"].tolist()
+    assert table["error"].between(0, 1).all()
+    assert (table["seed"].to_numpy() == splits["seed"].to_numpy()).all()
+    again = _run(datasets, splits, METHODS, task=task, n_jobs=2).results
+    timing = ["fit_time_s", "score_time_s"]
+    pd.testing.assert_frame_equal(table.drop(columns=timing), again.drop(columns=timing))
+    # a non-overlapping study deletes records of the chosen sources only
+    non = make_source_count_splits(datasets, {**STUDY, "setting": "non_overlapping"}, METHODS)
+    two = non[non["num_sources"] == 2].iloc[0]
+    assert len(two["absent"]) == round(0.3 * datasets["mfeat"]["y"].size)  # floor(2/2) each
+    with pytest.raises(ValueError, match="n_sources"):
+        make_source_count_splits(datasets, {**STUDY, "n_sources": [3]}, METHODS)
+    with pytest.raises(ValueError, match="unregistered method"):
+        make_source_count_splits(datasets, {**STUDY, "method": "GBDT"}, METHODS)

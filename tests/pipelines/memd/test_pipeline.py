@@ -1,20 +1,40 @@
 """End to end: ``kedro run --pipeline=memd --env=smoke`` in a temporary project copy, with the
-real MLflow hooks writing to the session's temporary SQLite store."""
+real MLflow hooks writing to the session's temporary SQLite store; then the same run on a real
+2-worker Dask LocalCluster (processes), which must give the same tables."""
 
+import pickle
+
+import mlflow
+import numpy as np
 import pandas as pd
 import pytest
+import yaml
 
-from tests.conftest import make_project_copy, mlflow_runs, run_pipeline
+from tests.conftest import PROJECT_ROOT, make_project_copy, mlflow_runs, run_pipeline
 
 pytestmark = pytest.mark.slow
+
+RAW = ["genes", "20newsgroups"]
+TIMING = ["fit_time_s", "score_time_s"]
 
 
 @pytest.fixture(scope="module")
 def memd_smoke_project(tmp_path_factory, mlflow_uri):
     """The project copy after one ``kedro run --pipeline=memd --env=smoke``."""
-    project = make_project_copy(tmp_path_factory.mktemp("memd_project"), ["genes", "20newsgroups"])
+    project = make_project_copy(tmp_path_factory.mktemp("memd_project"), RAW)
     run_pipeline(project, "memd", env="smoke")
     return project
+
+
+def _smoke_run(backend: str):
+    client, runs = mlflow_runs("memd")
+    runs = [
+        r
+        for r in runs
+        if r.data.tags.get("kedro.env") == "smoke"
+        and r.data.params.get("execution.backend") == backend
+    ]
+    return client, runs[-1]
 
 
 def test_catalog_outputs(memd_smoke_project):
@@ -24,9 +44,12 @@ def test_catalog_outputs(memd_smoke_project):
     text = results[results["data_type"] == "text"]
     assert set(gene["dataset"]) == {"golub"} and set(text["dataset"]) == {"baseball_vs_hockey"}
     assert len(gene) == 8 * 3 * 2 and len(text) == 8 * 2 * 2  # methods x folds x repetitions
+    assert "fit_seconds" not in results.columns and (results["fit_time_s"] > 0).all()
     assert results["accuracy"].between(0, 1).all()
     assert gene.query("method == 'MeMd-J'")["accuracy"].mean() > 0.85  # golub is easy
     assert results.query("method.str.startswith('MeMd')")["k"].ge(1).all()
+    # one seed per split, shared by every method (paired comparison)
+    assert results.groupby(["dataset", "run", "fold"])["seed"].nunique().eq(1).all()
     summary = pd.read_csv(out / "08_reporting/memd/summary.csv")
     assert list(summary.columns[:7]) == [
         "dataset",
@@ -51,12 +74,22 @@ def test_catalog_outputs(memd_smoke_project):
     curves = pd.read_csv(out / "07_model_output/memd/curves.csv")
     assert set(curves["method"]) == {"MeMd-J", "MeMd-JS", "MeMd-J-gaussian", "MeMd-JS-gaussian"}
     assert (out / "04_feature/memd/text_tasks.pkl").exists()
-    assert (out / "05_model_input/memd/splits.parquet").exists()
+    splits = pd.read_parquet(out / "05_model_input/memd/splits.parquet")
+    assert list(splits.columns) == ["dataset", "data_type", "run", "fold", "seed", "train", "test"]
+    assert len(splits) == 3 * 2 + 2 * 2
 
 
-def test_mlflow_run_finished_with_metrics_and_artifacts(memd_smoke_project):
-    client, runs = mlflow_runs("memd")
-    run = [r for r in runs if r.data.tags.get("kedro.env") == "smoke"][-1]
+def test_every_catalog_entry_has_a_kedro_viz_layer():
+    catalog = yaml.safe_load((PROJECT_ROOT / "conf/base/catalog_memd.yml").read_text())
+    layers = {"raw", "intermediate", "primary", "feature", "model_input", "models"}
+    layers |= {"model_output", "reporting"}
+    for name, entry in catalog.items():
+        assert entry["metadata"]["kedro-viz"]["layer"] in layers, name
+    assert catalog["memd.models"]["metadata"]["mlflow"] == "model"
+
+
+def test_mlflow_run_finished_with_metrics_artifacts_and_models(memd_smoke_project):
+    client, run = _smoke_run("local")
     assert run.info.status == "FINISHED"
     assert run.data.params["memd.protocol.gene.n_folds"] == "3"
     assert 0.85 < run.data.metrics["golub/MeMd-J/accuracy_mean"] <= 1
@@ -67,3 +100,53 @@ def test_mlflow_run_finished_with_metrics_and_artifacts(memd_smoke_project):
     assert {"07_model_output/memd/results.csv", "07_model_output/memd/curves.csv"} <= model_output
     curves = {a.path for a in client.list_artifacts(run.info.run_id, "08_reporting/memd/curves")}
     assert "08_reporting/memd/curves/accuracy_vs_k_text.png" in curves
+    # the first unit of every method is logged; a logged model loads back and predicts on the
+    # pipeline's own inputs (dense genes, sparse text) like the one in the catalog
+    models = mlflow.search_logged_models(
+        experiment_ids=[run.info.experiment_id],
+        filter_string=f"source_run_id = '{run.info.run_id}'",
+        output_format="list",
+    )
+    logged = {m.name: m for m in models}
+    assert len(logged) == 11
+    data = memd_smoke_project / "data"
+    local = pickle.loads((data / "06_models/memd/models.pkl").read_bytes())
+    assert sorted(local) == sorted(logged)
+    datasets = pickle.loads((data / "05_model_input/memd/datasets.pkl").read_bytes())
+    for name, dataset in (
+        ("MeMd-J_golub_gene_run0_fold0", "golub"),
+        ("NB-chi2_baseball_vs_hockey_text_run0_fold0", "baseball_vs_hockey"),
+    ):
+        loaded = mlflow.sklearn.load_model(logged[name].model_uri)
+        X = datasets[dataset]["X"]
+        prediction = loaded.predict(X)
+        np.testing.assert_array_equal(prediction, local[name].predict(X))
+        assert len(np.unique(prediction)) == 2
+
+
+@pytest.fixture(scope="module")
+def memd_dask_project(tmp_path_factory, mlflow_uri, memd_smoke_project):
+    """The same smoke run with ``execution.backend=dask`` (a 2-worker LocalCluster)."""
+    project = make_project_copy(tmp_path_factory.mktemp("memd_dask"), RAW)
+    params = {"execution": {"backend": "dask", "n_workers": 2, "scheduler_address": ""}}
+    try:
+        run_pipeline(project, "memd", env="smoke", runtime_params=params)
+    finally:
+        from multiview_lab.protocol import close_backends
+
+        close_backends()
+    return project
+
+
+def test_dask_backend_gives_the_same_tables(memd_smoke_project, memd_dask_project):
+    def table(project, name):
+        return pd.read_csv(project / f"data/07_model_output/memd/{name}.csv")
+
+    local, remote = table(memd_smoke_project, "results"), table(memd_dask_project, "results")
+    assert len(local) == 80
+    pd.testing.assert_frame_equal(local.drop(columns=TIMING), remote.drop(columns=TIMING))
+    pd.testing.assert_frame_equal(
+        table(memd_smoke_project, "curves"), table(memd_dask_project, "curves")
+    )
+    _, run = _smoke_run("dask")
+    assert run.info.status == "FINISHED"

@@ -1,26 +1,37 @@
-"""The ``gbc`` pipeline: data -> graphs (04_feature) -> splits -> evaluation -> reporting.
+"""The ``gbc`` pipeline: data -> graphs (04_feature) -> splits -> training -> reporting.
 
-Namespace ``gbc``; the shared reporting runs twice: on ``gbc.results`` (error against the training
-percentage, tables at 10/50/90 %) and, under ``gbc.sources``, on the number-of-sources study
-(``gbc.sources_results``).
+Namespace ``gbc``. Two experiments run on the shared training stage with the task of
+:mod:`.task`: the main study (every method of ``gbc.methods`` on ``gbc.splits`` ->
+``gbc.results``, ``gbc.weights``, ``gbc.models``) and the number-of-sources study
+(``gbc.sources.method`` on ``gbc.source_count_splits`` -> ``gbc.sources_results``, stage
+``source_counts``). The shared reporting runs on both: error against the training percentage
+(tables at 10/50/90 %) and, under ``gbc.sources``, the Table 4 analogue.
 """
+
+from __future__ import annotations
 
 from kedro.pipeline import Node, Pipeline
 
-from multiview_lab.pipelines import reporting
+from multiview_lab.pipelines import reporting, training
 from multiview_lab.pipelines.gbc.nodes import (
     build_mfeat_graphs,
     collect_datasets,
-    evaluate_methods,
-    evaluate_source_counts,
     graph_statistics,
     load_terrorist_graph_edges,
-    make_splits,
     plot_weight_trajectories,
     prepare_mfeat,
     prepare_terrorist,
     summarise_final_weights,
 )
+from multiview_lab.pipelines.gbc.splits import make_source_count_splits, make_splits
+from multiview_lab.pipelines.gbc.task import make_source_count_task, make_task
+
+
+def source_study_methods() -> list[str]:
+    """The method(s) ``gbc.sources.method`` names in any environment's parameters (base first):
+    the study's training nodes (its task runs only the method of the run's environment)."""
+    names = list(dict.fromkeys(str(m) for m in training.conf_values("gbc", "sources.method")))
+    return names or ["GBC"]
 
 
 def create_pipeline(**kwargs) -> Pipeline:
@@ -61,15 +72,25 @@ def create_pipeline(**kwargs) -> Pipeline:
         ],
         tags=["graphs"],
     )
-    evaluation = Pipeline(
+    splits = Pipeline(
         [
-            Node(make_splits, ["datasets", "params:protocol"], "splits", name="make_splits"),
             Node(
-                evaluate_methods,
-                ["datasets", "splits", "params:methods", "params:protocol"],
-                ["results", "weights"],
-                name="evaluate_methods",
+                make_splits,
+                ["datasets", "params:protocol", "params:methods"],
+                "splits",
+                name="make_splits",
             ),
+            Node(
+                make_source_count_splits,
+                ["datasets", "params:sources", "params:methods"],
+                "source_count_splits",
+                name="make_source_count_splits",
+            ),
+        ],
+        tags=["splits"],
+    )
+    weights = Pipeline(
+        [
             Node(summarise_final_weights, "weights", "final_weights", name="final_weights"),
             Node(
                 plot_weight_trajectories,
@@ -77,20 +98,29 @@ def create_pipeline(**kwargs) -> Pipeline:
                 "weights_figure",
                 name="plot_weight_trajectories",
             ),
-            Node(
-                evaluate_source_counts,
-                ["datasets", "params:methods", "params:sources"],
-                "sources_results",
-                name="evaluate_source_counts",
-            ),
         ],
         tags=["evaluation"],
     )
     method = Pipeline(
-        data + graphs + evaluation, namespace="gbc", inputs={"mfeat_raw", "terrorist_raw"}
+        data + graphs + splits + weights,
+        namespace="gbc",
+        inputs={"mfeat_raw", "terrorist_raw"},
+    )
+    main_study = training.create_pipeline("gbc", make_task, extras=["weights"])
+    source_study = training.create_pipeline(
+        "gbc",
+        make_source_count_task,
+        splits="source_count_splits",
+        protocol="sources",
+        methods=source_study_methods(),
+        stage="source_counts",
+        results="sources_results",
+        models="source_count_models",
     )
     return (
         method
+        + main_study
+        + source_study
         + reporting.create_pipeline(namespace="gbc", figures=True)
         + Pipeline(
             reporting.create_pipeline(namespace="gbc.sources"),

@@ -1,22 +1,24 @@
-"""The ``memd`` pipeline: raw data -> gene sets and sparse text tasks -> CV folds -> evaluation
--> shared reporting, accuracy-vs-K figures and top-ranked words (namespace ``memd``)."""
+"""The ``memd`` pipeline: raw data -> gene sets and sparse text tasks -> CV folds -> one training
+node per method -> shared reporting, accuracy-vs-K figures and top-ranked words (namespace
+``memd``)."""
 
 from kedro.pipeline import Node, Pipeline
 
-from multiview_lab.pipelines import reporting
+from multiview_lab.pipelines import reporting, training
 from multiview_lab.pipelines.memd.nodes import (
+    build_datasets,
     build_text_tasks,
-    evaluate_methods,
     make_splits,
     prepare_gene_data,
     top_words,
 )
+from multiview_lab.pipelines.memd.task import make_task
 from multiview_lab.pipelines.reporting.nodes import plot_figures
 
 
 def create_pipeline(**kwargs) -> Pipeline:
     """Build the MeMd pipeline (namespace ``memd``)."""
-    method = Pipeline(
+    data = Pipeline(
         [
             Node(
                 prepare_gene_data,
@@ -30,18 +32,14 @@ def create_pipeline(**kwargs) -> Pipeline:
                 "text_tasks",
                 name="build_text_tasks",
             ),
-            Node(
-                make_splits,
-                ["gene_data", "text_tasks", "params:protocol"],
-                "splits",
-                name="make_splits",
-            ),
-            Node(
-                evaluate_methods,
-                ["gene_data", "text_tasks", "splits", "params:methods", "params:protocol"],
-                ["results", "curves"],
-                name="evaluate_methods",
-            ),
+            Node(build_datasets, ["gene_data", "text_tasks"], "datasets", name="build_datasets"),
+            Node(make_splits, ["datasets", "params:protocol"], "splits", name="make_splits"),
+        ],
+        namespace="memd",
+    )
+    train = training.create_pipeline("memd", make_task, datasets="datasets", extras=["curves"])
+    report = Pipeline(
+        [
             Node(
                 plot_figures,
                 ["curves", "params:curve_figures"],
@@ -57,4 +55,4 @@ def create_pipeline(**kwargs) -> Pipeline:
         ],
         namespace="memd",
     )
-    return method + reporting.create_pipeline(namespace="memd", figures=True)
+    return data + train + report + reporting.create_pipeline(namespace="memd", figures=True)
