@@ -24,8 +24,10 @@ from multiview_lab.miml.baselines import MIMLRBF, MIMLSVM, MIMLkNN
 from multiview_lab.miml.gp import MIMLGPClassifier
 from multiview_lab.mvfs import (
     ADMMMultiviewFeatureSelector,
+    AllFeaturesSelector,
     ANOVAFSelector,
     FisherScoreSelector,
+    LamSearchCV,
     ReliefFSelector,
     RFSSelector,
 )
@@ -65,6 +67,8 @@ __all__ = [
     "FisherScoreSelector",
     "ANOVAFSelector",
     "ReliefFSelector",
+    "AllFeaturesSelector",
+    "LamSearchCV",
     # Bayesian MIML with a GP prior and baselines
     "MIMLGPClassifier",
     "MIMLSVM",
@@ -76,5 +80,6 @@ __all__ = [
     "LinearSVMBaseline",
     "DMEBaseline",
     "SelectKNaiveBayes",
+    # any scikit-learn classifier on the concatenated views
     "ConcatViews",
 ]

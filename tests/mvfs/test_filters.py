@@ -5,6 +5,7 @@ import pytest
 from sklearn.feature_selection import f_classif
 
 from multiview_lab.mvfs import (
+    AllFeaturesSelector,
     ANOVAFSelector,
     FisherScoreSelector,
     ReliefFSelector,
@@ -95,3 +96,12 @@ def test_filters_bad_input(cls, data):
     bad[0, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         cls(n_features=2).fit([bad], y)
+
+
+def test_all_features_selector_keeps_every_feature_in_order(data):
+    X, y = data
+    Xs = [X[:, :3], X[:, 3:]]
+    sel = AllFeaturesSelector().fit(Xs, y)
+    assert sel.ranking_.tolist() == list(range(7)) and (sel.scores_ == 0).all()
+    np.testing.assert_array_equal(sel.transform(Xs), X)
+    assert AllFeaturesSelector(n_features=2).fit(Xs, y).get_support(indices=True).tolist() == [0, 1]

@@ -5,15 +5,19 @@ import sys
 
 import numpy as np
 import pytest
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.svm import LinearSVC
 
 from multiview_lab.mvfs import (
     ADMMMultiviewFeatureSelector,
+    LamSearchCV,
     RFSSelector,
     cross_validate_lam,
     lam_max,
 )
+from multiview_lab.mvfs.model_selection import _with_seed
 
 ONE_NN = KNeighborsClassifier(n_neighbors=1)
 
@@ -156,6 +160,59 @@ def test_smallest_class_bounds_the_folds():
         RFSSelector(max_iter=5), Xs, y, [1.0], classifier=ONE_NN, k=1, n_folds=3
     )
     assert cv.scores.shape == (1, 3)
+
+
+def test_lam_search_cv_is_cross_validate_lam_as_an_estimator():
+    Xs, y = make_views(shift=0.6, seed=1)
+    lams = [0.01, 1.0, 10.0]
+    svm = LinearSVC(max_iter=2000)
+    search = LamSearchCV(
+        RFSSelector(max_iter=30, lam_frac=0.5),
+        lams=lams,
+        classifiers=[("1nn", ONE_NN), ("svm", svm)],
+        k=[2, 4],
+        n_folds=3,
+        random_state=7,
+    ).fit(Xs, y)
+    ref = cross_validate_lam(
+        RFSSelector(max_iter=30),
+        Xs,
+        y,
+        lams,
+        classifier=[ONE_NN, LinearSVC(max_iter=2000, random_state=7)],
+        k=[2, 4],
+        n_folds=3,
+        random_state=7,
+    )
+    assert np.array_equal(search.cv_result_.accuracies, ref.accuracies)
+    assert search.best_lam_ == ref.best_lam
+    assert search.best_score_ == ref.mean_scores[ref.best_index]
+    assert search.best_score_std_ == ref.std_scores[ref.best_index]
+    assert search.lam_max_ == pytest.approx(lam_max(Xs, y))
+    assert search.classifier_names_ == ["1nn", "svm"]
+    assert svm.random_state is None  # the given classifier is not modified
+    assert list(search.cv_result_.to_frame(search.classifier_names_))[3:5] == [
+        "score_1nn",
+        "score_svm",
+    ]
+    assert clone(search).get_params()["lams"] == lams
+
+
+def test_lam_search_cv_defaults_and_bad_classifiers(views):
+    Xs, y = views
+    search = LamSearchCV(lams=[0.1, 100.0], k=2, n_folds=3, random_state=0).fit(Xs, y)
+    assert search.classifier_names_ == ["1nn"] and search.best_lam_ == 0.1
+    for bad in ([], [ONE_NN], [("a", ONE_NN), ("a", ONE_NN)]):
+        with pytest.raises(ValueError, match="classifier"):
+            LamSearchCV(classifiers=bad, lams=[1.0], k=2, n_folds=3).fit(Xs, y)
+
+
+def test_seed_reaches_unset_nested_random_states_only():
+    search = _with_seed(GridSearchCV(LinearSVC(), {"C": [1.0]}), 5)
+    assert search.estimator.random_state == 5
+    assert _with_seed(LinearSVC(random_state=3), 5).random_state == 3  # fixed: kept
+    assert _with_seed(LinearSVC(), None).random_state is None
+    assert _with_seed(ONE_NN, 5).get_params() == ONE_NN.get_params()  # no random_state
 
 
 def test_imports_neither_kedro_nor_mlflow():

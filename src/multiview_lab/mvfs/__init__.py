@@ -6,6 +6,7 @@ See the ADMM-MVFS spec (``shared/specs/admm_mvfs.md``) for the equations cited i
 
 from multiview_lab.mvfs.admm import ADMMMultiviewFeatureSelector, mvfs_objective
 from multiview_lab.mvfs.filters import (
+    AllFeaturesSelector,
     ANOVAFSelector,
     FisherScoreSelector,
     ReliefFSelector,
@@ -13,14 +14,21 @@ from multiview_lab.mvfs.filters import (
     fisher_score,
     relieff,
 )
-from multiview_lab.mvfs.model_selection import LamCVResult, cross_validate_lam, lam_max
+from multiview_lab.mvfs.model_selection import (
+    LamCVResult,
+    LamSearchCV,
+    cross_validate_lam,
+    lam_max,
+)
 from multiview_lab.mvfs.rfs import RFSSelector, rfs_objective, rfs_solve
 
 __all__ = [
     "ADMMMultiviewFeatureSelector",
     "ANOVAFSelector",
+    "AllFeaturesSelector",
     "FisherScoreSelector",
     "LamCVResult",
+    "LamSearchCV",
     "RFSSelector",
     "ReliefFSelector",
     "anova_f",

@@ -161,3 +161,32 @@ class ReliefFSelector(_FilterSelector):
         if not isinstance(self.n_neighbors, int | np.integer) or self.n_neighbors < 1:
             raise ValueError(f"n_neighbors must be a positive int; got {self.n_neighbors!r}.")
         return relieff(X, codes, self.n_neighbors)
+
+
+class AllFeaturesSelector(_FilterSelector):
+    """The all-features baseline: every feature of the concatenated views, in index order.
+
+    Every feature scores 0, so ``ranking_`` is the global index order and ``transform`` (with
+    ``n_features=None``) returns the concatenated views unchanged: the reference a selection
+    is compared with (spec §6.2, "all features").
+
+    Parameters
+    ----------
+    n_features : int or None, default=None
+        Features kept by ``transform`` (None: all).
+    ranking : {"global", "per_view"}, default="global"
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> Xs = [np.arange(8.0).reshape(4, 2), np.ones((4, 1))]
+    >>> AllFeaturesSelector().fit(Xs, [0, 0, 1, 1]).ranking_.tolist()
+    [0, 1, 2]
+    """
+
+    def __init__(self, n_features=None, *, ranking="global"):
+        self.n_features = n_features
+        self.ranking = ranking
+
+    def _score(self, X, codes):
+        return np.zeros(X.shape[1])

@@ -23,7 +23,9 @@ it were a selection.
 The λ are fitted independently (no warm-started path): both solvers reweight the rows of ``W`` by
 ``1 / (2 ||w^r||)`` (IRLS, spec (A5a) and §5), so a path run from large to small λ would start the
 next fit with the rows that were zero at the larger λ pinned near zero, and independent fits
-parallelise over (fold, λ). This module imports nothing from Kedro or MLflow.
+parallelise over (fold, λ). :class:`LamSearchCV` is the same search as an estimator (as
+``GridSearchCV`` is of a grid search), for a registry. This module imports nothing from Kedro or
+MLflow.
 """
 
 from __future__ import annotations
@@ -36,8 +38,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
-from sklearn.base import clone
+from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import StratifiedKFold
+from sklearn.neighbors import KNeighborsClassifier
 
 from multiview_lab.mvfs._base import STANDARDIZE, encode_labels, fit_scaler
 from multiview_lab.mvfs.solvers import one_hot, row_norms
@@ -322,3 +325,148 @@ def cross_validate_lam(
         fit_time=fit_time,
         best_index=best,
     )
+
+
+DEFAULT_LAMS = (1e-3, 1e-2, 1e-1, 1.0, 10.0, 100.0, 1000.0)
+
+
+def _with_seed(estimator, seed):
+    """A clone of ``estimator`` whose unset ``random_state`` (nested ones too, e.g.
+    ``estimator__random_state`` of a ``GridSearchCV``) is ``seed``; unchanged when seed is None."""
+    estimator = clone(estimator)
+    if seed is None:
+        return estimator
+    unset = {
+        key: seed
+        for key, value in estimator.get_params(deep=True).items()
+        if (key == "random_state" or key.endswith("__random_state")) and value is None
+    }
+    return estimator.set_params(**unset) if unset else estimator
+
+
+class LamSearchCV(BaseEstimator):
+    """λ of an L2,1 multiview selector chosen by inner stratified cross-validation.
+
+    The estimator form of :func:`cross_validate_lam` (ADMM-MVFS spec §6.2): ``fit`` scores every
+    λ of ``lams`` on ``n_folds`` seeded stratified folds of the rows it is given (the selector
+    fitted on each fold's training part, each classifier trained on its top-k features and
+    scored on the held-out part) and keeps the best mean, ties going to the largest λ. The
+    chosen λ is then given to the selectors that share it (the ADMM and RFS minimise the same
+    objective); the search itself refits nothing.
+
+    Parameters
+    ----------
+    selector : estimator or None, default=None
+        Unfitted selector with parameters ``lam`` and ``lam_frac`` and a fitted ``ranking_``
+        (None: :class:`~multiview_lab.mvfs.RFSSelector` with its defaults).
+    lams : sequence of float, default=(1e-3, 1e-2, ..., 1e3)
+        The λ grid (positive, distinct).
+    classifiers : list of (str, classifier) or None, default=None
+        Named scikit-learn classifiers scored on the selected features; the criterion averages
+        over them (None: ``[("1nn", KNeighborsClassifier(n_neighbors=1))]``).
+    k : int or sequence of int, default=10
+        Numbers of top-ranked features scored; the criterion averages over them.
+    n_folds : int, default=5
+        Stratified folds, shuffled with ``random_state``.
+    random_state : int or None, default=None
+        Seeds the fold shuffling and every ``random_state`` (nested ones too) that the selector
+        and the classifiers leave unset.
+    n_jobs : int, default=1
+        Joblib workers over the (fold, λ) fits; the result does not depend on it.
+
+    Attributes
+    ----------
+    cv_result_ : LamCVResult
+        Every score of the search.
+    best_lam_ : float
+        The chosen λ.
+    best_score_, best_score_std_ : float
+        Mean and sample standard deviation over the folds of the chosen λ's criterion.
+    lam_max_ : float
+        λ_max (spec (A6)) of the rows given to ``fit``, scaled as the selector scales them.
+    classifier_names_ : list of str
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from multiview_lab.mvfs import LamSearchCV, RFSSelector
+    >>> rng = np.random.default_rng(0)
+    >>> y = np.repeat([0, 1, 2], 20)
+    >>> Xs = [rng.standard_normal((60, 6)), rng.standard_normal((60, 4))]
+    >>> Xs[0][:, 2] += 3.0 * y
+    >>> search = LamSearchCV(RFSSelector(max_iter=50), lams=[0.1, 1.0, 100.0], k=1, n_folds=3)
+    >>> search.fit(Xs, y).best_lam_ < search.lam_max_  # λ = 100 ≥ λ_max selects nothing
+    True
+    """
+
+    def __init__(
+        self,
+        selector=None,
+        *,
+        lams=DEFAULT_LAMS,
+        classifiers=None,
+        k=10,
+        n_folds=5,
+        random_state=None,
+        n_jobs=1,
+    ):
+        self.selector = selector
+        self.lams = lams
+        self.classifiers = classifiers
+        self.k = k
+        self.n_folds = n_folds
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def _named_classifiers(self) -> list[tuple[str, object]]:
+        named = self.classifiers
+        if named is None:
+            return [("1nn", KNeighborsClassifier(n_neighbors=1))]
+        named = list(named)
+        if not named or not all(isinstance(p, tuple | list) and len(p) == 2 for p in named):
+            raise ValueError(
+                "classifiers must be a non-empty list of (name, classifier) pairs; "
+                f"got {self.classifiers!r}."
+            )
+        names = [str(name) for name, _ in named]
+        if len(set(names)) != len(names):
+            raise ValueError(f"classifier names must be distinct; got {names}.")
+        return [(str(name), clf) for name, clf in named]
+
+    def fit(self, Xs, y):
+        """Choose λ on views ``Xs`` and labels ``y``.
+
+        Parameters
+        ----------
+        Xs : list of array-like of shape (n_samples, d_v)
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
+        from multiview_lab.mvfs.rfs import RFSSelector
+
+        named = self._named_classifiers()
+        selector = _with_seed(
+            RFSSelector() if self.selector is None else self.selector, self.random_state
+        )
+        classifiers = [_with_seed(clf, self.random_state) for _, clf in named]
+        result = cross_validate_lam(
+            selector,
+            Xs,
+            y,
+            self.lams,
+            classifier=classifiers,
+            k=self.k,
+            n_folds=self.n_folds,
+            random_state=self.random_state,
+            n_jobs=self.n_jobs,
+        )
+        self.cv_result_ = result
+        self.classifier_names_ = [name for name, _ in named]
+        self.best_lam_ = result.best_lam
+        self.best_score_ = float(result.mean_scores[result.best_index])
+        self.best_score_std_ = float(result.std_scores[result.best_index])
+        self.lam_max_ = lam_max(Xs, y, selector.get_params().get("standardize", "zscore"))
+        return self

@@ -1,16 +1,23 @@
-"""End to end: ``kedro run --pipeline=mvfs --env=smoke`` in temporary project copies, locally and
-with the ADMM on a real 2-worker Dask LocalCluster, with the MLflow hooks writing to a temporary
-SQLite store."""
+"""End to end: ``kedro run --pipelines=mvfs --env=smoke`` in temporary project copies, locally and
+on a real 2-worker Dask LocalCluster (``execution.backend=dask``), with the MLflow hooks writing
+to a temporary SQLite store."""
 
+import pickle
+
+import mlflow
 import numpy as np
 import pandas as pd
 import pytest
 
+from multiview_lab.io import NpzDataset
+from multiview_lab.protocol import close_backends
 from tests.conftest import make_project_copy, mlflow_runs, run_pipeline
 
 pytestmark = pytest.mark.slow
 
-METHODS = {"ADMM-MVFS", "RFS", "Fisher score", "ANOVA F", "ReliefF"}
+SELECTORS = {"ADMM-MVFS", "RFS", "Fisher score", "ANOVA F", "ReliefF"}
+METHODS = SELECTORS | {"All features"}
+TIMING = ["fit_time_s", "score_time_s"]
 
 
 @pytest.fixture(scope="module")
@@ -23,9 +30,12 @@ def local_project(tmp_path_factory, mlflow_uri):
 @pytest.fixture(scope="module")
 def dask_project(tmp_path_factory, mlflow_uri):
     project = make_project_copy(tmp_path_factory.mktemp("mvfs_dask"), ["mfeat"])
-    run_pipeline(
-        project, "mvfs", env="smoke", runtime_params={"mvfs": {"execution": {"backend": "dask"}}}
-    )
+    try:
+        run_pipeline(
+            project, "mvfs", env="smoke", runtime_params={"execution": {"backend": "dask"}}
+        )
+    finally:
+        close_backends()
     return project
 
 
@@ -33,11 +43,15 @@ def test_catalog_outputs(local_project):
     out = local_project / "data"
     results = pd.read_csv(out / "07_model_output/mvfs/results.csv")
     assert set(results["method"]) == METHODS
-    assert len(results) == 5 * 2 * 2  # methods x k x classifiers, one split
+    # selectors x k x classifiers, one split; the all-features baseline is scored by 1-NN only
+    assert len(results) == 5 * 2 * 2 + 2
     assert set(results["k"]) == {10, 40} and set(results["classifier"]) == {"linear_svm", "1nn"}
     assert results["accuracy"].between(0.5, 1).all()  # 10 balanced classes: chance is 0.1
+    assert (results["seed"] == 0).all() and (results[TIMING] > 0).all().all()
+    full = results[results["method"] == "All features"]
+    assert full["accuracy"].nunique() == 1 and set(full["classifier"]) == {"1nn"}
     splits = pd.read_parquet(out / "05_model_input/mvfs/splits.parquet")
-    assert len(splits) == 1 and len(splits["train_idx"][0]) == 1000
+    assert len(splits) == 1 and len(splits["train"][0]) == 1000 and len(splits["test"][0]) == 1000
     summary = pd.read_csv(out / "08_reporting/mvfs/summary.csv")
     assert list(summary.columns[:5]) == ["dataset", "method", "classifier", "k", "accuracy_mean"]
     gap = pd.read_csv(out / "08_reporting/mvfs/objective_gap.csv")
@@ -61,9 +75,10 @@ def test_catalog_outputs(local_project):
     assert set(histories["method"]) == {"ADMM-MVFS", "RFS"}
 
 
-def test_mlflow_run_finished_with_metrics_and_artifacts(local_project):
+def test_mlflow_run_metrics_artifacts_and_models(local_project):
     client, runs = mlflow_runs("mvfs")
-    run = [r for r in runs if r.info.status == "FINISHED"][0]
+    run = [r for r in runs if r.data.params.get("execution.backend") == "local"][-1]
+    assert run.info.status == "FINISHED"
     assert run.data.params["mvfs.protocol.n_splits"] == "1"
     assert "mfeat/ADMM-MVFS/linear_svm/10/accuracy_mean" in run.data.metrics
     assert "objective_gap/rel_gap_mean" in run.data.metrics
@@ -76,18 +91,48 @@ def test_mlflow_run_finished_with_metrics_and_artifacts(local_project):
         "08_reporting/mvfs/lam_chosen.csv",
         "08_reporting/mvfs/lam_sensitivity.png",
     } <= artifacts
-
-
-def test_dask_backend_selects_the_same_features(local_project, dask_project):
-    local = pd.read_parquet(local_project / "data/07_model_output/mvfs/rankings.parquet")
-    remote = pd.read_parquet(dask_project / "data/07_model_output/mvfs/rankings.parquet")
-    local, remote = local.set_index("method"), remote.set_index("method")
-    for method in METHODS:  # the top 40 (largest k) are the features the evaluation uses
-        a, b = local.at[method, "ranking"][:40], remote.at[method, "ranking"][:40]
-        assert np.array_equal(a, b), method
-    assert np.isclose(
-        local.at["ADMM-MVFS", "objective"], remote.at["ADMM-MVFS", "objective"], rtol=1e-10
+    models = mlflow.search_logged_models(
+        experiment_ids=[run.info.experiment_id],
+        filter_string=f"source_run_id = '{run.info.run_id}'",
+        output_format="list",
     )
+    assert {m.name for m in models} == {
+        f"{name.replace(' ', '-')}_mfeat_split0" for name in METHODS
+    }  # one fitted selector per method (the first split)
+    # a logged model loads back and selects the features of the one in the catalog
+    local = pickle.loads((local_project / "data/06_models/mvfs/models.pkl").read_bytes())
+    views = NpzDataset(filepath=str(local_project / "data/03_primary/mvfs/views.npz")).load()
+    Xs = views["mfeat"]["X"]
+    for model in models:
+        if not model.name.startswith(("ADMM-MVFS", "RFS")):
+            continue
+        loaded = mlflow.sklearn.load_model(model.model_uri)
+        assert loaded.transform(Xs).shape == (2000, 10)
+        np.testing.assert_array_equal(loaded.transform(Xs), local[model.name].transform(Xs))
+        np.testing.assert_array_equal(loaded.ranking_, local[model.name].ranking_)
+
+
+def test_dask_backend_gives_the_same_tables(local_project, dask_project):
+    def table(project, name, drop=()):
+        path = project / "data/07_model_output/mvfs" / name
+        frame = pd.read_parquet(path) if name.endswith(".parquet") else pd.read_csv(path)
+        return frame.drop(columns=list(drop))
+
+    pd.testing.assert_frame_equal(
+        table(local_project, "results.csv", TIMING), table(dask_project, "results.csv", TIMING)
+    )
+    pd.testing.assert_frame_equal(
+        table(local_project, "lam_cv.csv", ["fit_time_s"]),
+        table(dask_project, "lam_cv.csv", ["fit_time_s"]),
+    )
+    pd.testing.assert_frame_equal(
+        table(local_project, "histories.csv", ["time"]),
+        table(dask_project, "histories.csv", ["time"]),
+    )
+    local, remote = (table(p, "rankings.parquet") for p in (local_project, dask_project))
+    pd.testing.assert_frame_equal(local.drop(columns="ranking"), remote.drop(columns="ranking"))
+    for a, b in zip(local["ranking"], remote["ranking"], strict=True):
+        np.testing.assert_array_equal(a, b)
     _, runs = mlflow_runs("mvfs")
-    assert any(r.data.params.get("mvfs.execution.backend") == "dask" for r in runs)
-    assert all(r.info.status == "FINISHED" for r in runs)
+    dask = [r for r in runs if r.data.params.get("execution.backend") == "dask"]
+    assert dask and all(r.info.status == "FINISHED" for r in dask)
