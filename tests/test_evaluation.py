@@ -120,40 +120,6 @@ def test_stable_seed_is_deterministic_and_key_sensitive():
     assert 0 <= stable_seed("x") < 2**31
 
 
-def test_run_units_keeps_order_and_logs_progress(caplog):
-    import logging
-
-    from joblib import delayed
-
-    from multiview_lab.evaluation import run_units
-
-    with caplog.at_level(logging.INFO):
-        out = run_units([delayed(pow)(i, 2) for i in range(7)], n_jobs=1, label="squares")
-    assert out == [i * i for i in range(7)]
-    assert "squares: 7/7 units done" in caplog.text
-
-
-def test_cached_call_stores_atomically_and_recomputes_a_damaged_entry(tmp_path):
-    from multiview_lab.evaluation import array_fingerprint, cached_call, unit_key
-
-    calls = []
-
-    def work(x):
-        calls.append(x)
-        return {"x": x, "sq": np.arange(x) ** 2}
-
-    key = unit_key({"unit": 1}, array_fingerprint(np.arange(3)))
-    assert key != unit_key({"unit": 1}, array_fingerprint(np.arange(4)))
-    assert array_fingerprint(np.arange(3)) != array_fingerprint(np.arange(3.0))
-    first = cached_call(tmp_path, key, work, 4)
-    again = cached_call(tmp_path, key, work, 4)
-    assert calls == [4] and np.array_equal(first["sq"], again["sq"])
-    (tmp_path / f"{key}.joblib").write_bytes(b"truncated")
-    assert cached_call(tmp_path, key, work, 4)["x"] == 4 and calls == [4, 4]
-    assert [p.name for p in tmp_path.iterdir()] == [f"{key}.joblib"]
-    assert cached_call(None, key, work, 5)["x"] == 5 and calls == [4, 4, 5]
-
-
 def test_code_closure_follows_imports_not_the_whole_package():
     from multiview_lab.evaluation import code_closure
 

@@ -9,10 +9,10 @@ below turn such tables into the reported summaries:
 * :func:`flag_significance` marks, within each column of a table, the methods significantly worse
   than the best one by a Wilcoxon rank-sum test (as PB-MVBoost's Table 1 does);
 * :func:`build_estimator` instantiates an estimator registered by name in configuration;
-* :func:`cached_call` keeps each finished unit's result on disk, keyed by :func:`unit_key` over
-  the unit, its data (:func:`array_fingerprint`) and the source of the code it runs
-  (:func:`code_fingerprint`), so a long reproduction that is interrupted resumes where it
-  stopped and never reuses a result computed by other code or on other data.
+* :func:`unit_key`, :func:`array_fingerprint` and :func:`code_fingerprint` name a finished
+  unit's result in the unit cache of :mod:`multiview_lab.protocol` (the unit, its data and the
+  code it runs), so an interrupted reproduction resumes where it stopped and never reuses a
+  result computed by other code or on other data.
 """
 
 from __future__ import annotations
@@ -24,17 +24,14 @@ import importlib.util
 import json
 import logging
 import os
-import time
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-import joblib
 import numpy as np
 import pandas as pd
-from joblib import Parallel
 from scipy.stats import ranksums
 
 logger = logging.getLogger(__name__)
@@ -80,34 +77,6 @@ def build_estimator(spec: Mapping[str, Any], random_state: int | None = None):
     if random_state is not None and "random_state" in valid and "random_state" not in params:
         params["random_state"] = random_state
     return cls(**params)
-
-
-def run_units(jobs: Sequence, n_jobs: int = 1, label: str = "evaluation") -> list:
-    """Run ``joblib.delayed`` jobs in order with ``n_jobs`` workers, logging progress.
-
-    Results come back in the order of ``jobs`` whatever ``n_jobs`` is, so a seeded unit gives
-    the same result sequentially or in parallel. Progress is logged at INFO about every 5 %.
-    """
-    jobs = list(jobs)
-    total = len(jobs)
-    step = max(1, total // 20)
-    start = time.perf_counter()
-    logger.info("%s: %d units on %d worker(s).", label, total, n_jobs)
-    outputs = []
-    parallel = Parallel(n_jobs=n_jobs, return_as="generator")
-    for i, out in enumerate(parallel(jobs), start=1):
-        outputs.append(out)
-        if i % step == 0 or i == total:
-            elapsed = time.perf_counter() - start
-            logger.info(
-                "%s: %d/%d units done (%.0f s, ~%.0f s left).",
-                label,
-                i,
-                total,
-                elapsed,
-                elapsed / i * (total - i),
-            )
-    return outputs
 
 
 def _module_file(name: str) -> Path | None:
@@ -261,31 +230,8 @@ def unit_key(*parts: Any) -> str:
 
 
 def cache_path(cache_dir: str | os.PathLike, key: str) -> Path:
-    """Where :func:`cached_call` stores the result of ``key``."""
+    """Where the unit cache in ``cache_dir`` stores the result of ``key``."""
     return Path(cache_dir) / f"{key}.joblib"
-
-
-def cached_call(cache_dir: str | os.PathLike | None, key: str, func: Callable, *args, **kwargs):
-    """``func(*args, **kwargs)``, or its result stored under ``key`` in ``cache_dir``.
-
-    A result is written to a temporary file and renamed into place, so a run killed mid-write
-    leaves no partial entry; an unreadable entry is recomputed. ``cache_dir=None`` disables
-    the cache. The key must cover everything the result depends on (see :func:`unit_key`).
-    """
-    if cache_dir is None:
-        return func(*args, **kwargs)
-    path = cache_path(cache_dir, key)
-    if path.exists():
-        try:
-            return joblib.load(path)
-        except Exception as exc:  # noqa: BLE001 - a damaged entry is recomputed, not fatal
-            logger.warning("Cached result %s unreadable (%s); recomputing.", path.name, exc)
-    out = func(*args, **kwargs)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    joblib.dump(out, tmp)
-    os.replace(tmp, path)
-    return out
 
 
 def stable_seed(*keys: Any, base: int = 0) -> int:
