@@ -25,7 +25,7 @@ install: $(STAMP)
 
 ## Run the main job: PB-MVBoost on MNIST1/MNIST2 (Table 1 and Figure 4), tracked in MLflow.
 run: $(STAMP)
-	$(BIN)/kedro run --pipeline=$(PIPELINE) --env=$(ENV)
+	$(BIN)/kedro run --pipelines=$(PIPELINE) --env=$(ENV)
 
 ## Run the test suite.
 test: $(STAMP)
@@ -43,9 +43,9 @@ viz: $(STAMP)
 viz-build: $(STAMP)
 	$(BIN)/kedro viz build
 
-## Browse runs in the MLflow UI on http://$(HOST):$(MLFLOW_PORT) (the project's SQLite store)
+## Browse runs in the MLflow UI on http://$(HOST):$(MLFLOW_PORT) (the project's SQLite store; one worker: 2 cores)
 mlflow-ui: $(STAMP)
-	$(BIN)/mlflow ui --backend-store-uri sqlite:///mlflow.db --host $(HOST) --port $(MLFLOW_PORT)
+	$(BIN)/mlflow ui --backend-store-uri sqlite:///mlflow.db --host $(HOST) --port $(MLFLOW_PORT) --workers 1
 
 ## On-demand speed/memory checks (not tests): prints ratios against same-run baselines.
 benchmarks: $(STAMP)

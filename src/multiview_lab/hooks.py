@@ -127,6 +127,7 @@ class MlflowHooks:
 
     def __init__(self) -> None:
         self._run_id: str | None = None
+        self._experiment: str | None = None
         self._catalog = None
         self._project_path: Path | None = None
         self._config: dict[str, Any] = {}
@@ -228,6 +229,7 @@ class MlflowHooks:
             self._project_path = Path(run_params.get("project_path") or Path.cwd())
         names = run_params.get("pipeline_names") or ["__default__"]
         experiment = self._config.get("experiment_name") or "+".join(names)
+        self._experiment = experiment
         mlflow.set_tracking_uri(self._tracking_uri())
         experiment_id = self._experiment_id(mlflow, experiment)
         self._drop_empty_default(mlflow)
@@ -285,7 +287,35 @@ class MlflowHooks:
             logger.exception("Logging to MLflow failed; marking run %s FAILED.", self._run_id)
             self._end_run(mlflow, "FAILED")
             raise
+        run_id = self._run_id
         self._end_run(mlflow, "FINISHED")
+        self._log_summary(pipeline, catalog, run_id)
+
+    def _report_dirs(self, pipeline, catalog) -> list[str]:
+        """The folders under data/08_reporting the run wrote to, relative to the project."""
+        dirs = set()
+        for name in pipeline.all_outputs():
+            if name not in catalog:
+                continue
+            dataset = catalog[name]
+            path = getattr(dataset, "_filepath", None) or getattr(dataset, "_path", None)
+            if path is None or not _is_reporting_file(Path(str(path)), self._project_path):
+                continue
+            rel = Path(str(path)).resolve().relative_to(self._project_path.resolve()).parts
+            cut = rel.index(REPORTING_DIR) + 2  # data/08_reporting/<pipeline>
+            dirs.add(Path(*rel[:cut]).as_posix() + "/")
+        return sorted(dirs)
+
+    def _log_summary(self, pipeline, catalog, run_id: str) -> None:
+        """The run's last lines: where its reports are, its MLflow run and how to browse it."""
+        reports = ", ".join(self._report_dirs(pipeline, catalog)) or "none"
+        logger.info(
+            "Run finished. Reports: %s. MLflow run %s (experiment %r). Browse it with "
+            "`make mlflow-ui` (http://127.0.0.1:5000), the DAG with `make viz`.",
+            reports,
+            run_id,
+            self._experiment,
+        )
 
     @hook_impl
     def on_pipeline_error(self, error, run_params, pipeline, catalog) -> None:

@@ -1,8 +1,17 @@
 """Kedro project settings for Multiview Lab."""
 
+import warnings
+
 from kedro.config import OmegaConfigLoader
 
 from multiview_lab.hooks import ExecutionHooks, MlflowHooks
+
+# Known deprecations inside Kedro's and MLflow's own dependencies, which a user cannot act on.
+warnings.filterwarnings(
+    "ignore", message=r"register_new_resolver\(\) is deprecated", category=UserWarning
+)
+warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"sqlalchemy(\.|$)")
+warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"omegaconf(\.|$)")
 
 HOOKS = (MlflowHooks(), ExecutionHooks())
 

@@ -249,6 +249,23 @@ def test_reference_record_without_result_is_kept_and_logged(summary, caplog):
     assert "Missing" in caplog.text
 
 
+def test_reference_with_no_matching_result_says_nothing_was_compared(summary, caplog):
+    """A smoke run (n = 100) against a paper's table at n = 500: nothing is compared, and the
+    log says so and why, instead of "0 of N cells differ"."""
+    values = [{"dataset": "D", "method": "A", "n": 100, "accuracy": 0.95, "f1": 0.7}]
+    with caplog.at_level("INFO"):
+        table, _ = compare_with_reference(summary, _reference(values, {"accuracy": 0.01}))
+    assert table["accuracy_ours"].isna().all() and not table["accuracy_beyond"].any()
+    assert "nothing compared" in caplog.text and "n ['100'] vs ['500']" in caplog.text
+    assert "differ beyond" not in caplog.text
+    assert not [r for r in caplog.records if r.levelname == "WARNING"]
+    caplog.clear()
+    values[0]["n"] = 500
+    with caplog.at_level("INFO"):
+        compare_with_reference(summary, _reference(values, {"accuracy": 0.01}))
+    assert "0 of 2 compared cells differ beyond their tolerance" in caplog.text
+
+
 def test_reference_keys_match_whatever_their_type(summary):
     values = [{"dataset": "D", "method": "A", "n": "500", "accuracy": 0.95}]
     table, _ = compare_with_reference(summary, _reference(values))

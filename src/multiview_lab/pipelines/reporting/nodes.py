@@ -396,7 +396,17 @@ def compare_with_reference(
         )
     merged = table.merge(ours, on=keys, how="left", suffixes=("_published", ""))
     missing = merged[f"{metrics[0]}_mean"].isna() & table[metrics[0]].notna()
-    if missing.any():
+    if missing.all():
+        published = {k: sorted(table[k].unique().tolist()) for k in keys}
+        run = {k: sorted(ours[k].unique().tolist()) for k in keys}
+        differ = {k: (published[k], run[k]) for k in keys if set(published[k]) != set(run[k])}
+        logger.info(
+            "Against %s: nothing compared. No published row has a result in this run "
+            "(published vs this run: %s).",
+            reference.get("source", "the reference"),
+            "; ".join(f"{k} {a} vs {b}" for k, (a, b) in differ.items()) or "no key in common",
+        )
+    elif missing.any():
         logger.warning(
             "No result for %d reference record(s): %s.",
             int(missing.sum()),
@@ -417,12 +427,16 @@ def compare_with_reference(
             out[f"{m}_worse_ours"] = merged[f"{m}_worse"].astype("boolean")
             out[f"{m}_worse_published"] = merged[f"{m}_worse_published"].astype("boolean")
     n_beyond = int(sum(out[f"{m}_beyond"].sum() for m in metrics))
-    logger.info(
-        "Against %s: %d of %d published cells differ beyond their tolerance.",
-        reference.get("source", "the reference"),
-        n_beyond,
-        int(sum(out[f"{m}_published"].notna().sum() for m in metrics)),
+    n_compared = int(
+        sum((out[f"{m}_published"].notna() & out[f"{m}_ours"].notna()).sum() for m in metrics)
     )
+    if n_compared:
+        logger.info(
+            "Against %s: %d of %d compared cells differ beyond their tolerance.",
+            reference.get("source", "the reference"),
+            n_beyond,
+            n_compared,
+        )
     return out, _reference_markdown(out, keys, metrics, reference)
 
 

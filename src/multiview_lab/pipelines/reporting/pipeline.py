@@ -37,19 +37,36 @@ def create_pipeline(
         Add the node setting the summary beside the published values ``reporting.reference``.
     """
     nodes = [
-        Node(summarise_results, ["results", "params:reporting"], "summary", name="summarise"),
-        Node(summary_to_markdown, ["summary", "params:reporting"], "summary_md", name="markdown"),
-        Node(summary_to_metrics, ["summary", "params:reporting"], "metrics", name="metrics"),
+        Node(
+            summarise_results, ["results", "params:reporting"], "summary", name="summarise_results"
+        ),
+        Node(
+            summary_to_markdown,
+            ["summary", "params:reporting"],
+            "summary_md",
+            name="write_summary_markdown",
+        ),
+        Node(
+            summary_to_metrics,
+            ["summary", "params:reporting"],
+            "metrics",
+            name="summary_to_mlflow_metrics",
+        ),
     ]
     if figures:
         nodes += [
-            Node(plot_figures, ["results", "params:reporting"], "figures", name="figures"),
-            Node(figure_tables, ["results", "params:reporting"], "figure_data", name="figure_data"),
+            Node(plot_figures, ["results", "params:reporting"], "figures", name="plot_figures"),
+            Node(
+                figure_tables,
+                ["results", "params:reporting"],
+                "figure_data",
+                name="write_figure_data",
+            ),
             Node(
                 figure_metrics,
                 ["results", "params:reporting"],
                 "figure_metrics",
-                name="figure_metrics",
+                name="figure_lines_to_mlflow_series",
             ),
         ]
     if reference:

@@ -1,0 +1,41 @@
+"""What a researcher reads in the console of ``kedro run``: progress and the run's summary, no
+dataset load/save chatter, no warning a user cannot act on."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import make_project_copy
+
+pytestmark = pytest.mark.slow
+
+
+def test_a_smoke_run_ends_with_its_summary_and_no_noise(tmp_path):
+    project = make_project_copy(tmp_path / "p", ["mnist.npz"])
+    kedro = Path(sys.executable).with_name("kedro")
+    env = {
+        **os.environ,
+        "KEDRO_DISABLE_TELEMETRY": "1",
+        "MLFLOW_TRACKING_URI": f"sqlite:///{tmp_path / 'mlflow.db'}",
+        "COLUMNS": "200",
+    }
+    proc = subprocess.run(
+        [str(kedro), "run", "--pipelines=pbmvboost", "--env=smoke",
+         "--params=pbmvboost.protocol.tasks=[0]"],
+        cwd=project, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-3000:]
+    text = re.sub(r"\s+", " ", out)
+    assert "Run finished. Reports: data/08_reporting/pbmvboost/." in text
+    assert re.search(r"MLflow run [0-9a-f]{32} \(experiment 'pbmvboost'\)", text)
+    assert "make mlflow-ui" in text
+    # the smoke run (n = 100) has nothing to compare with the paper's n = 500
+    assert "nothing compared" in text and "differ beyond" not in text
+    for noise in ("Loading data from", "Saving data to", "register_new_resolver",
+                  "DeprecationWarning", "deprecated", "No result for"):  # fmt: skip
+        assert noise not in text, noise
