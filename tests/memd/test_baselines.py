@@ -114,6 +114,21 @@ def test_select_k_naive_bayes_fixed_tuned_and_mutual_info():
         SelectKNaiveBayes("anova").fit(X_gene, y)
 
 
+def test_a_k_grid_beyond_the_features_is_clipped_without_warnings():
+    """K values above the number of features all mean every feature: one grid point, no
+    scikit-learn warning per fit, and the chosen K is a real feature count."""
+    import warnings
+
+    X_gene, X_text, y = _data(2)
+    d = X_text.shape[1]
+    model = SelectKNaiveBayes("chi2", k_grid=[2, d + 10, 50 * d], alpha_grid=[0.01])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        model.fit(X_text, y)
+    assert model._build().param_grid["select__k"] == [2, d]
+    assert model.k_ in (2, d)
+
+
 def test_selected_k():
     X_gene, _, y = _data()
     memd = MeMdClassifier("J", k_selection="inner_cv", random_state=0).fit(X_gene, y)

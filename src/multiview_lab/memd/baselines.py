@@ -278,13 +278,17 @@ class SelectKNaiveBayes(_Baseline):
         pipeline = Pipeline([("select", select), ("nb", nb)])
         if self.k is not None:
             return pipeline
-        grid = {"select__k": sorted(int(v) for v in self.k_grid)}
+        # K values beyond the number of features all mean "every feature": one grid point
+        # (scikit-learn would warn once per fit and use every feature anyway)
+        n = getattr(self, "_n_features", None)
+        grid = {"select__k": sorted({int(v) if n is None else min(int(v), n) for v in self.k_grid})}
         if self.model == "multinomial":
             grid["nb__alpha"] = [float(a) for a in self.alpha_grid]
         return GridSearchCV(pipeline, grid, cv=_inner_cv(self.random_state))
 
     def fit(self, X, y):
         """Select K features and fit the naive Bayes model (see :meth:`_Baseline.fit`)."""
+        self._n_features = int(X.shape[1])
         super().fit(X, y)
         self.k_ = int(self.estimator_.named_steps["select"].k)
         return self
