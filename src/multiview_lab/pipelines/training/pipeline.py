@@ -148,7 +148,7 @@ def create_pipeline(
                 ns(group.format(f"{slug}.units")),
                 name="train",
                 namespace=ns(group.format(slug)),
-                tags=["training", f"{pipeline}.{slug}"],
+                tags=["training"],
             )
         )
     collect = functools.update_wrapper(
