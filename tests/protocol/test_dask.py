@@ -59,3 +59,16 @@ def test_a_killed_worker_loses_only_its_units(data, split_table, backend):
     pd.testing.assert_frame_equal(
         local.results.drop(columns=TIMING), out.results.drop(columns=TIMING)
     )
+
+
+def test_a_data_set_of_the_same_name_but_other_data_is_sent_again(data, split_table, backend):
+    """Two experiments on one cluster (two pipelines of a run) whose data sets share a name:
+    each unit sees its own data, not the copy scattered first."""
+    other = {"SYN": {**data["SYN"], "y": (data["SYN"]["y"] + 1) % 3}}
+    first = run_experiment(ViewsTask(), data, split_table, METHODS, backend=backend)
+    second = run_experiment(ViewsTask(), other, split_table, METHODS, backend=backend)
+    local = run_experiment(ViewsTask(), other, split_table, METHODS, execution={"n_jobs": 1})
+    pd.testing.assert_frame_equal(
+        local.results.drop(columns=TIMING), second.results.drop(columns=TIMING)
+    )
+    assert not first.results["accuracy"].equals(second.results["accuracy"])

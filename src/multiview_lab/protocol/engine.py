@@ -293,6 +293,7 @@ def run_experiment(
     cache_dir = config["cache_dir"]
     paths: list[Path | None] = [None] * len(units)
     outputs: list[UnitResult | None] = [None] * len(units)
+    data_fp: dict[str, str] = {}
     if cache_dir:
         settings = task.settings()
         data_fp = {name: _data_fingerprint(datasets[name]) for name in set(splits["dataset"])}
@@ -347,8 +348,12 @@ def run_experiment(
         except Exception as exc:
             raise RuntimeError(f"{label}: unit {unit} failed: {exc}") from exc
         finish(i, out)
+    # a data set travels once per backend, keyed by its content: another experiment (or
+    # pipeline) whose data set has the same name but other data never gets the old copy
+    names = {units[i][0]["dataset"] for i in remote}
     refs = {
-        name: backend.put(name, datasets[name]) for name in {units[i][0]["dataset"] for i in remote}
+        name: backend.put(data_fp.get(name) or _data_fingerprint(datasets[name]), datasets[name])
+        for name in names
     }
     calls = [
         (task, units[i][1], refs[units[i][0]["dataset"]], units[i][2], units[i][0], blas, keep[i])

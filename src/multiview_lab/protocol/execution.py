@@ -105,7 +105,8 @@ class DaskBackend:
         logger.info("Dask backend: %s.", self.describe())
 
     def put(self, key: str, data: Any) -> Any:
-        """Scatter ``data`` to every worker once; the same ``key`` gives the same future."""
+        """Scatter ``data`` to every worker once; the same ``key`` (a digest of the data's
+        content) gives the same future."""
         if key not in self._scattered:
             self.scattered_bytes += len(pickle.dumps(data, protocol=pickle.HIGHEST_PROTOCOL))
             [future] = self.client.scatter([data], broadcast=True, hash=False)
