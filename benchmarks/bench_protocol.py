@@ -39,51 +39,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("KEDRO_DISABLE_TELEMETRY", "1")
 
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from _stages import prepare_stages  # noqa: E402
+
 from multiview_lab.protocol import DaskBackend, run_experiment  # noqa: E402
 
 PIPELINES = ["pbmvboost", "gbc", "miml", "memd", "mvfs"]
 TIMING = ["fit_time_s", "score_time_s"]
-
-
-def _stages(pipeline):
-    """The training stages of a pipeline: (datasets, splits, registry, protocol, make_task)."""
-    stages = {}
-    for node in pipeline.nodes:
-        func = node.func
-        kw = getattr(func, "keywords", {}) or {}
-        if "make_task" in kw and "method" in kw:
-            key = tuple(node.inputs[:4])
-            stages.setdefault(key, kw["make_task"])
-    return stages
-
-
-def _prepare(project: Path, name: str, env: str):
-    """Run the pipeline's nodes up to its training stages; return the stages' inputs."""
-    from kedro.framework.project import pipelines
-    from kedro.framework.session import KedroSession
-    from kedro.framework.startup import bootstrap_project
-
-    bootstrap_project(project)
-    with KedroSession.create(project_path=project, env=env) as session:
-        context = session.load_context()
-        pipe = pipelines[name]
-        stages = _stages(pipe)
-        needed = sorted({d for key in stages for d in key[:2]})
-        session.run(pipeline_names=[name], to_outputs=needed)
-        catalog = context.catalog
-        out = []
-        for (datasets, splits, registry, protocol), make_task in stages.items():
-            out.append(
-                {
-                    "label": registry.removeprefix(f"params:{name}."),
-                    "datasets": catalog.load(datasets),
-                    "splits": catalog.load(splits),
-                    "methods": catalog.load(registry),
-                    "protocol": catalog.load(protocol),
-                    "make_task": make_task,
-                }
-            )
-        return out
 
 
 def _timed(fn):
@@ -168,7 +130,7 @@ def main() -> None:
         runs.append(("pbmvboost", "base"))
     try:
         for name, env in runs:
-            for stage in _prepare(project, name, env):
+            for stage in prepare_stages(project, name, env):
                 stage["label"] = f"{name}/{env}/{stage['label']}"
                 _stage_figures(stage, backend, rows, serial=env == "smoke")
                 print(f"done {stage['label']}", flush=True)

@@ -107,6 +107,47 @@ def _git_state(path: Path) -> dict[str, str]:
     }
 
 
+_FILTERS = ("node_names", "from_nodes", "to_nodes", "from_inputs", "to_outputs", "tags",
+            "namespaces")  # fmt: skip
+
+
+def write_run_info(project_path: Path, run_params: Mapping[str, Any], **extra: Any) -> list[Path]:
+    """Write ``data/08_reporting/<pipeline>/run_info.json`` for each pipeline of a finished run:
+    which env, commit and MLflow run its reports come from (the reproduction pipeline reads it).
+
+    A partial run (``--nodes``, ``--from-nodes``, ``--tags``, ...) records its filters under
+    ``partial``. Returns the files written.
+    """
+    import datetime
+    import json
+
+    git = _git_state(project_path)
+    filters = {k: run_params.get(k) for k in _FILTERS if run_params.get(k)}
+    written = []
+    for name in run_params.get("pipeline_names") or ["__default__"]:
+        info = {
+            "pipeline": name,
+            "env": run_params.get("env") or "base",
+            "finished_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+            "kedro_run_id": str(run_params.get("run_id")),
+            "git_commit": git.get("git.commit"),
+            "git_dirty": git.get("git.dirty"),
+            "partial": filters or None,
+            "runtime_params": run_params.get("runtime_params") or None,
+            **extra,
+        }
+        folder = (
+            project_path / "data" / REPORTING_DIR / ("pbmvboost" if name == "__default__" else name)
+        )
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / "run_info.json"
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(info, indent=2, default=str) + "\n")
+        os.replace(tmp, path)
+        written.append(path)
+    return written
+
+
 def _runner_name(runner: Any) -> str:
     """``SequentialRunner`` from a runner, its class or its repr (none given: Kedro's default,
     the sequential runner)."""
@@ -276,11 +317,19 @@ class MlflowHooks:
 
     @hook_impl
     def after_pipeline_run(self, run_params: dict[str, Any], pipeline, catalog) -> None:
+        project = self._project_path or Path(run_params.get("project_path") or Path.cwd())
         if self._run_id is None:
+            write_run_info(project, run_params, mlflow_run_id=None)
             return
         import mlflow
 
         try:
+            for path in write_run_info(
+                project, run_params, mlflow_run_id=self._run_id, mlflow_experiment=self._experiment
+            ):
+                mlflow.log_artifact(
+                    str(path), artifact_path=path.parent.relative_to(project / "data").as_posix()
+                )
             self._log_outputs(mlflow, pipeline, catalog)
         except Exception:
             # An exception here does not reach on_pipeline_error: close the run as failed.

@@ -15,6 +15,7 @@ PIPELINES = {
     "miml": "multiview_lab.pipelines.miml",
     "memd": "multiview_lab.pipelines.memd",
     "mvfs": "multiview_lab.pipelines.mvfs",
+    "reproduction": "multiview_lab.pipelines.reproduction",
 }
 
 

@@ -1,0 +1,45 @@
+"""What the benchmarks share: a pipeline's training stages, prepared through a real KedroSession."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+def training_stages(pipeline) -> dict:
+    """The training stages of a Kedro pipeline: ``(datasets, splits, registry, protocol) ->
+    make_task``, read from its ``<pipeline>.<method>.train`` nodes."""
+    stages = {}
+    for node in pipeline.nodes:
+        kw = getattr(node.func, "keywords", {}) or {}
+        if "make_task" in kw and "method" in kw:
+            stages.setdefault(tuple(node.inputs[:4]), kw["make_task"])
+    return stages
+
+
+def prepare_stages(project: Path, name: str, env: str) -> list[dict]:
+    """Run pipeline ``name``'s nodes up to its training stages in ``env``; return each stage's
+    inputs: ``label``, ``datasets``, ``splits``, ``methods``, ``protocol``, ``execution`` (the
+    env's global block) and ``make_task``."""
+    from kedro.framework.project import pipelines
+    from kedro.framework.session import KedroSession
+    from kedro.framework.startup import bootstrap_project
+
+    bootstrap_project(project)
+    with KedroSession.create(project_path=project, env=env) as session:
+        context = session.load_context()
+        stages = training_stages(pipelines[name])
+        needed = sorted({d for key in stages for d in key[:2]})
+        session.run(pipeline_names=[name], to_outputs=needed)
+        catalog = context.catalog
+        return [
+            {
+                "label": registry.removeprefix(f"params:{name}."),
+                "datasets": catalog.load(datasets),
+                "splits": catalog.load(splits),
+                "methods": catalog.load(registry),
+                "protocol": catalog.load(protocol),
+                "execution": catalog.load("params:execution"),
+                "make_task": make_task,
+            }
+            for (datasets, splits, registry, protocol), make_task in stages.items()
+        ]

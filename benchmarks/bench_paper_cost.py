@@ -1,0 +1,193 @@
+"""Cost of each paper protocol: one timed unit per method and cost group, projected (not a test).
+
+For every pipeline named, the data preparation of ``--env`` (default ``paper``) runs once through
+a real KedroSession; then, for every training stage and every registered method, one unit per
+*cost group* is run in this process exactly as the engine runs it
+(:func:`multiview_lab.protocol.engine.run_unit`: the inner-CV tuning, the fit, the scoring and
+the task's extra outputs, with the execution block's BLAS limit) and timed.
+
+A cost group is a value of the split table's keys that change the work (data set, training
+size, ...); the repetition keys (``draw``, ``fold``, ``repeat``, ``split``, ``task``: the same
+work on other rows) are left out, and ``--per-group`` units of each group are timed (the first
+ones of the table). The projection multiplies each group's mean unit time by its number of
+units: the protocol's CPU-hours, and its wall time on 2 (and N) cores as a longest-first list
+schedule of the units; methods marked ``distributed`` parallelise themselves and run one after
+another on the driver, so they add their own time.
+
+Baseline measured in the same run: the unit time of each stage's cheapest method, printed as
+ratios (``x cheapest``), so a slower machine moves every figure but not the ratios.
+
+Usage::
+
+    python benchmarks/bench_paper_cost.py [--pipelines gbc miml ...] [--env paper]
+        [--per-group 1] [--out table.csv]
+
+on an otherwise idle machine (it prints one line per timed unit; at the paper settings a gbc
+unit with its 25-point inner CV takes minutes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import heapq
+import logging
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+os.environ.setdefault("KEDRO_DISABLE_TELEMETRY", "1")
+
+from _stages import prepare_stages  # noqa: E402
+
+from multiview_lab.protocol.engine import _unit_record, run_unit  # noqa: E402
+from multiview_lab.protocol.execution import check_execution  # noqa: E402
+from multiview_lab.protocol.registry import is_enabled, parse_methods  # noqa: E402
+from multiview_lab.protocol.splits import key_columns  # noqa: E402
+
+PIPELINES = ["pbmvboost", "gbc", "miml", "memd", "mvfs"]
+REPETITION_KEYS = {"draw", "fold", "repeat", "split", "task"}
+CORES = (2, 8, 32, 128)
+
+
+def makespan(durations, n_workers: int) -> float:
+    """Longest-processing-time-first list schedule of independent units on ``n_workers``."""
+    loads = [0.0] * n_workers
+    for d in sorted(durations, reverse=True):
+        heapq.heapreplace(loads, loads[0] + d)
+    return max(loads)
+
+
+def stage_units(stage: dict) -> tuple[list, dict]:
+    """The units of a stage as the engine forms them: ``[(unit, method, split)]``, methods."""
+    task = stage["make_task"](stage["protocol"])
+    entries = {k: v for k, v in dict(stage["methods"]).items() if is_enabled(v)}
+    methods = parse_methods(entries, task.method_options)
+    keys = key_columns(stage["splits"])
+    units = [
+        (_unit_record(keys, split, m.name), m, split)
+        for split in stage["splits"].to_dict("records")
+        for m in methods.values()
+        if task.applies(m, split)
+    ]
+    return units, task
+
+
+def time_stage(stage: dict, execution: dict, per_group: int, group_by=None) -> pd.DataFrame:
+    """One row per (method, cost group): units, timed units, mean seconds per unit."""
+    units, task = stage_units(stage)
+    keys = key_columns(stage["splits"])
+    group_keys = group_by or [k for k in keys if k not in REPETITION_KEYS]
+    blas = check_execution(execution)["blas_threads"]
+    groups: dict[tuple, list] = {}
+    for unit, method, split in units:
+        g = (method.name, *(unit.get(k) for k in group_keys))
+        groups.setdefault(g, []).append((unit, method, split))
+    rows = []
+    for g, members in groups.items():
+        seconds = []
+        for unit, method, split in members[:per_group]:
+            inject = {"backend": "local"} if method.distributed else None
+            start = time.perf_counter()
+            run_unit(task, method, stage["datasets"][unit["dataset"]], split, unit, blas, False,
+                     inject)  # fmt: skip
+            seconds.append(time.perf_counter() - start)
+        row = {"stage": stage["label"], "method": g[0], **dict(zip(group_keys, g[1:], strict=True))}
+        row.update(
+            units=len(members),
+            timed=len(seconds),
+            unit_s=sum(seconds) / len(seconds),
+            distributed=members[0][1].distributed,
+        )
+        rows.append(row)
+        print(
+            f"  {stage['label']} {g[0]} {dict(zip(group_keys, g[1:], strict=True))}: "
+            f"{row['unit_s']:.2f} s/unit x {row['units']} units",
+            flush=True,
+        )
+    return pd.DataFrame(rows)
+
+
+def project(table: pd.DataFrame) -> dict:
+    """CPU-hours and wall hours on N cores of the units the table stands for."""
+    local = table[~table["distributed"]]
+    durations = [
+        s for s, n in zip(local["unit_s"], local["units"], strict=True) for _ in range(int(n))
+    ]
+    driver = float((table["distributed"] * table["unit_s"] * table["units"]).sum())
+    cpu = float((table["unit_s"] * table["units"]).sum())
+    out = {"units": int(table["units"].sum()), "cpu_h": cpu / 3600}
+    for n in CORES:
+        out[f"wall_h_{n}"] = (makespan(durations, n) + driver) / 3600
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pipelines", nargs="*", default=PIPELINES)
+    parser.add_argument("--env", default="paper")
+    parser.add_argument("--per-group", type=int, default=1)
+    parser.add_argument("--group-by", nargs="*", default=None, help="override the cost keys")
+    parser.add_argument("--out", type=Path, default=None, help="write the timing table (csv)")
+    args = parser.parse_args()
+    logging.getLogger("multiview_lab").setLevel(logging.WARNING)
+    from tests.conftest import make_project_copy
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench_paper_cost_"))
+    os.environ["MLFLOW_TRACKING_URI"] = f"sqlite:///{tmp / 'mlflow.db'}"
+    raw = [p.name for p in (ROOT / "data" / "01_raw").iterdir() if p.name != "README.md"]
+    project_dir = make_project_copy(tmp / "project", raw)
+    tables, summary = [], []
+    try:
+        for name in args.pipelines:
+            start = time.perf_counter()
+            stages = prepare_stages(project_dir, name, args.env)
+            prep = time.perf_counter() - start
+            for stage in stages:
+                stage["label"] = f"{name}/{stage['label']}"
+                table = time_stage(stage, stage["execution"], args.per_group, args.group_by)
+                tables.append(table)
+                cheapest = table.groupby("method")["unit_s"].mean().min()
+                summary.append(
+                    {"stage": stage["label"], "prep_s": prep, **project(table),
+                     "max_x_cheapest": table["unit_s"].max() / cheapest}
+                )  # fmt: skip
+                prep = 0.0
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    timings = pd.concat(tables, ignore_index=True)
+    if args.out:
+        timings.to_csv(args.out, index=False)
+    per_method = (
+        timings.assign(cpu_h=timings["unit_s"] * timings["units"] / 3600)
+        .groupby(["stage", "method"], sort=False)
+        .agg(units=("units", "sum"), mean_unit_s=("unit_s", "mean"), cpu_h=("cpu_h", "sum"))
+        .reset_index()
+    )
+    per_method["x_cheapest"] = per_method["mean_unit_s"] / per_method.groupby("stage")[
+        "mean_unit_s"
+    ].transform("min")
+    fmt = {"float_format": lambda v: f"{v:.3g}", "index": False}
+    print(f"\nPer method ({args.env} env; one unit timed per cost group):")
+    print(per_method.to_string(**fmt))
+    frame = pd.DataFrame(summary)
+    print("\nPer stage: projected CPU-hours and wall hours on N cores (longest first):")
+    print(frame.to_string(**fmt))
+    by_pipeline = (
+        frame.assign(pipeline=frame["stage"].str.split("/").str[0])
+        .groupby("pipeline", sort=False)[["units", "cpu_h", *[f"wall_h_{n}" for n in CORES]]]
+        .sum()
+    )
+    print("\nPer pipeline (stages run one after another):")
+    print(by_pipeline.reset_index().to_string(**fmt))
+
+
+if __name__ == "__main__":
+    main()

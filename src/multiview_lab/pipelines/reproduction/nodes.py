@@ -1,0 +1,236 @@
+"""Nodes of the ``reproduction`` pipeline: every paper's claims checked, one report.
+
+The claims are conf (``reproduction.papers.<paper>.claims``, checked by
+:mod:`multiview_lab.reproduction.claims`); the tables are the method pipelines' latest results
+(``reproduction.<pipeline>.<table>``, ``None`` when a pipeline never ran) and their
+``run_info.json`` (which env, commit and MLflow run each came from).
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from multiview_lab.reproduction.claims import NOT_RUN, PASSING, VERDICTS, evaluate_claims
+
+logger = logging.getLogger(__name__)
+
+_BADGE = {
+    "reproduced": "#1a7f37",
+    "direction holds": "#9a6700",
+    "does not hold": "#cf222e",
+    "not run": "#6e7781",
+}
+
+
+REFERENCE = "reference:"
+
+
+def _split_inputs(inputs: Mapping[str, Any]) -> tuple[dict, dict, dict]:
+    """The keyword inputs of a node as (tables, run infos, references): ``<pipeline>.<table>``,
+    ``<pipeline>.run_info`` and ``reference:<parameter key>``."""
+    tables, infos, references = {}, {}, {}
+    for name, value in inputs.items():
+        pipeline, _, table = name.partition(".")
+        if name.startswith(REFERENCE):
+            references[name.removeprefix(REFERENCE)] = value
+        elif table == "run_info":
+            infos[pipeline] = value
+        else:
+            tables[name] = value
+    return tables, infos, references
+
+
+def check_claims(papers: Mapping[str, Any], tables: Mapping[str, Any], **inputs: Any):
+    """One row per claim of every paper: its verdict, the paper's value and ours.
+
+    Parameters
+    ----------
+    papers : mapping
+        ``reproduction.papers``: paper -> ``{title, pipeline, claims: [...]}``.
+    tables : mapping
+        ``reproduction.tables``: table name -> the columns that identify one of its units.
+    **inputs
+        The tables (``<pipeline>.<table>`` -> DataFrame or ``None``), the run infos
+        (``<pipeline>.run_info`` -> dict or ``None``) and the parameter blocks that
+        ``reference`` claims name (``reference:<key>``).
+    """
+    data, infos, references = _split_inputs(inputs)
+    claims = {paper: list(spec.get("claims") or []) for paper, spec in papers.items()}
+    verdicts = evaluate_claims(claims, data, tables, references)
+    env = {p: (infos.get(spec.get("pipeline")) or {}).get("env") for p, spec in papers.items()}
+    verdicts.insert(1, "env", verdicts["paper"].map(env).fillna("not run"))
+    counts = verdicts["verdict"].value_counts()
+    logger.info(
+        "Reproduction: %d claims over %d papers: %s.",
+        len(verdicts),
+        len(papers),
+        ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS),
+    )
+    return verdicts
+
+
+def verdict_metrics(verdicts: pd.DataFrame) -> dict[str, float]:
+    """Counts of each verdict, overall and per paper (MLflow metrics)."""
+    out: dict[str, float] = {}
+    for paper, group in [("all", verdicts), *verdicts.groupby("paper", sort=False)]:
+        counts = group["verdict"].value_counts()
+        for v in VERDICTS:
+            out[f"{paper}/{v.replace(' ', '_')}"] = float(counts.get(v, 0))
+        ran = group[group["verdict"] != NOT_RUN]
+        if len(ran):
+            out[f"{paper}/pass_fraction"] = float(ran["verdict"].isin(PASSING).mean())
+    return out
+
+
+def _provenance(info: Mapping[str, Any] | None) -> str:
+    if not info:
+        return "never run in this project (every claim: not run)"
+    commit = str(info.get("git_commit") or "?")[:10]
+    dirty = " (uncommitted changes)" if str(info.get("git_dirty")) == "true" else ""
+    partial = " — a partial run" if info.get("partial") else ""
+    run = info.get("mlflow_run_id")
+    return (
+        f"env **{info.get('env')}**, finished {info.get('finished_at')}, commit {commit}{dirty}"
+        + (f", MLflow run {run}" if run else "")
+        + partial
+    )
+
+
+def _counts_line(group: pd.DataFrame) -> str:
+    counts = group["verdict"].value_counts()
+    return ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS)
+
+
+def write_report(
+    verdicts: pd.DataFrame, papers: Mapping[str, Any], **infos: Any
+) -> tuple[str, str]:
+    """The report as Markdown and as a standalone HTML page: per paper, where its results came
+    from, then its claims (paper's value, ours, verdict, detail) and links to its figures."""
+    infos = {k.removesuffix(".run_info"): v for k, v in infos.items()}
+    text = [c for c in verdicts.columns if c != "n"]  # empty cells come back from CSV as NaN
+    verdicts = verdicts.assign(
+        **{c: verdicts[c].map(lambda x: "" if pd.isna(x) else str(x)) for c in text}
+    )
+    md = [
+        "# Reproduction report",
+        "",
+        "Every claim of the five papers in `conf/base/parameters_reproduction.yml`, checked on "
+        "the latest results of each pipeline. Verdicts: **reproduced** (within the stated "
+        "tolerance, or significant), **direction holds** (the paper's direction without its "
+        "strength), **does not hold**, **not run** (no results: never a pass).",
+        "",
+        "| paper | results from | " + " | ".join(VERDICTS) + " |",
+        "|---|---|" + "---:|" * len(VERDICTS),
+    ]
+    for paper, group in verdicts.groupby("paper", sort=False):
+        counts = group["verdict"].value_counts()
+        env = (infos.get(papers[paper].get("pipeline")) or {}).get("env", "not run")
+        md.append(
+            f"| {papers[paper].get('title', paper)} | {env} | "
+            + " | ".join(str(counts.get(v, 0)) for v in VERDICTS)
+            + " |"
+        )
+    for paper, group in verdicts.groupby("paper", sort=False):
+        spec = papers[paper]
+        md += ["", f"## {spec.get('title', paper)}", ""]
+        if spec.get("reference"):
+            md += [f"*{spec['reference']}*", ""]
+        md += [
+            f"Results: {_provenance(infos.get(spec.get('pipeline')))}. {_counts_line(group)}.",
+            "",
+            "| claim | source | paper | ours (n) | verdict | detail |",
+            "|---|---|---|---|---|---|",
+        ]
+        for r in group.itertuples():
+            ours = f"{r.ours} ({r.n})" if r.ours else "–"
+            md.append(
+                f"| {r.claim} | {r.source} | {r.paper_value or '–'} | {ours} | **{r.verdict}** "
+                f"| {r.detail} |"
+            )
+        figures = spec.get("figures") or {}
+        if figures:
+            md += ["", "Figures: " + ", ".join(f"[{k}](../{v})" for k, v in figures.items())]
+    return "\n".join(md) + "\n", _html(verdicts, papers, infos)
+
+
+def _html(verdicts: pd.DataFrame, papers: Mapping[str, Any], infos: Mapping[str, Any]) -> str:
+    esc = html.escape
+
+    def badge(v: str) -> str:
+        return f'<span class="badge" style="background:{_BADGE[v]}">{esc(v)}</span>'
+
+    def md_bold(text: str) -> str:  # the provenance line's **env**
+        parts = esc(text).split("**")
+        return "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
+
+    body = [
+        "<h1>Reproduction report</h1>",
+        "<p>Every claim of the five papers in <code>conf/base/parameters_reproduction.yml</code>,"
+        " checked on the latest results of each pipeline. " + " ".join(badge(v) for v in VERDICTS)
+        + ": <i>reproduced</i> within the stated tolerance or significant; <i>direction holds</i>"
+        " without the paper's strength; <i>not run</i>: no results, never a pass.</p>",
+        "<table><tr><th>paper</th><th>results from</th>"
+        + "".join(f"<th>{badge(v)}</th>" for v in VERDICTS)
+        + "</tr>",
+    ]  # fmt: skip
+    for paper, group in verdicts.groupby("paper", sort=False):
+        counts = group["verdict"].value_counts()
+        env = (infos.get(papers[paper].get("pipeline")) or {}).get("env", "not run")
+        body.append(
+            f'<tr><td><a href="#{esc(paper)}">{esc(papers[paper].get("title", paper))}</a></td>'
+            f"<td>{esc(str(env))}</td>"
+            + "".join(f'<td class="num">{counts.get(v, 0)}</td>' for v in VERDICTS)
+            + "</tr>"
+        )
+    body.append("</table>")
+    for paper, group in verdicts.groupby("paper", sort=False):
+        spec = papers[paper]
+        body.append(f'<h2 id="{esc(paper)}">{esc(spec.get("title", paper))}</h2>')
+        if spec.get("reference"):
+            body.append(f'<p class="ref">{esc(spec["reference"])}</p>')
+        body.append(
+            f"<p>Results: {md_bold(_provenance(infos.get(spec.get('pipeline'))))}. "
+            f"{esc(_counts_line(group))}.</p>"
+        )
+        body.append(
+            "<table><tr><th>claim</th><th>source</th><th>paper</th><th>ours</th><th>n</th>"
+            "<th>verdict</th><th>detail</th></tr>"
+        )
+        for r in group.itertuples():
+            body.append(
+                f"<tr><td>{esc(r.claim)}</td><td>{esc(r.source)}</td>"
+                f'<td class="num">{esc(r.paper_value or "–")}</td>'
+                f'<td class="num">{esc(r.ours or "–")}</td><td class="num">{r.n}</td>'
+                f'<td>{badge(r.verdict)}</td><td class="detail">{esc(r.detail)}</td></tr>'
+            )
+        body.append("</table>")
+        figures = spec.get("figures") or {}
+        if figures:
+            body.append('<div class="figures">')
+            for caption, path in figures.items():
+                src = esc(f"../{path}")
+                body.append(
+                    f'<figure><a href="{src}"><img src="{src}" alt="{esc(caption)}"></a>'
+                    f"<figcaption>{esc(caption)}</figcaption></figure>"
+                )
+            body.append("</div>")
+    style = (
+        "body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;"
+        "color:#1f2328}table{border-collapse:collapse;margin:1em 0;width:100%}"
+        "th,td{border:1px solid #d0d7de;padding:4px 8px;vertical-align:top;font-size:14px}"
+        "th{background:#f6f8fa;text-align:left}td.num{text-align:right;white-space:nowrap}"
+        "td.detail{font-size:12px;color:#57606a}.badge{color:#fff;border-radius:10px;"
+        "padding:1px 8px;font-size:12px;white-space:nowrap}.ref{color:#57606a;font-style:italic}"
+        ".figures{display:flex;flex-wrap:wrap;gap:12px}figure{margin:0;width:360px}"
+        "figure img{width:100%;border:1px solid #d0d7de}figcaption{font-size:12px}"
+    )
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>Multiview Lab — reproduction report</title><style>{style}</style></head>"
+        f"<body>{''.join(body)}</body></html>\n"
+    )

@@ -1,0 +1,186 @@
+"""The claim checker: each kind's verdicts on tables built so that the answer is known."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from multiview_lab.reproduction.claims import (
+    DIRECTION,
+    FAILS,
+    NOT_RUN,
+    REPRODUCED,
+    ClaimError,
+    evaluate_claim,
+    evaluate_claims,
+    expand_reference,
+    repetitions,
+)
+
+KEYS = {"t": ["dataset", "method", "task", "draw", "n"]}
+
+
+def results(offsets: dict[str, float], noise: float = 0.01, draws: int = 10, seed: int = 0):
+    """2 tasks x ``draws`` draws x 2 sizes; ``score`` = 0.5 + offset + n / 1000 + noise."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for method, off in offsets.items():
+        for n in (100, 500):
+            for draw in range(draws):
+                for task in (0, 1):
+                    rows.append(
+                        {
+                            "dataset": "D",
+                            "method": method,
+                            "task": task,
+                            "draw": draw,
+                            "n": n,
+                            "score": 0.5 + off + n / 1000 + noise * rng.standard_normal(),
+                            "seed": draw,
+                        }
+                    )
+    return pd.DataFrame(rows)
+
+
+def claim(**kw):
+    return {"id": "c", "claim": "a claim", "table": "t", **kw}
+
+
+def check(c, table):
+    return evaluate_claim("paper", c, {"t": table}, KEYS)
+
+
+def test_value_within_and_outside_tolerance():
+    t = results({"A": 0.0}, noise=0.0)
+    where = {"method": "A", "n": 500}
+    ok = check(claim(kind="value", where=where, metric="score", paper=1.0, tolerance=0.01,
+                     repeat_key="draw", average_over=["task"]), t)  # fmt: skip
+    assert ok.verdict == REPRODUCED and ok.n == 10
+    assert ok.values["mean"] == pytest.approx(1.0)
+    off = check(claim(kind="value", where=where, metric="score", paper=1.02, tolerance=0.01,
+                      repeat_key="draw", average_over=["task"]), t)  # fmt: skip
+    assert off.verdict == FAILS
+    assert off.values["diff"] == pytest.approx(-0.02)
+
+
+def test_repetitions_average_then_group_and_refuse_hidden_keys():
+    t = results({"A": 0.0, "B": 0.1})
+    reps = repetitions(t[t["n"] == 500], "score", ["method"], "draw", ["task"], KEYS["t"])
+    expected = t[t["n"] == 500].groupby(["draw", "method"])["score"].mean().unstack()
+    pd.testing.assert_frame_equal(reps, expected, check_names=False)
+    with pytest.raises(ClaimError, match=r"vary in \['task'\]"):
+        repetitions(t[t["n"] == 500], "score", ["method"], "draw", [], KEYS["t"])
+    with pytest.raises(ClaimError, match=r"vary in \['n'\]"):
+        check(claim(kind="value", where={"method": "A"}, metric="score", paper=1.0,
+                    tolerance=0.1, repeat_key="draw", average_over=["task"]), t)  # fmt: skip
+
+
+def test_missing_table_rows_or_methods_are_not_run():
+    t = results({"A": 0.0})
+    value = dict(kind="value", metric="score", paper=1.0, tolerance=0.1, repeat_key="draw")
+    assert evaluate_claim("p", claim(**value), {}, KEYS).verdict == NOT_RUN
+    assert evaluate_claim("p", claim(**value), {"t": None}, KEYS).verdict == NOT_RUN
+    assert check(claim(where={"n": 1000}, **value), t).verdict == NOT_RUN
+    assert check(claim(where={"nope": 1}, **value), t).verdict == NOT_RUN
+    better = claim(kind="better", where={"n": 500}, metric="score", method="A", than=["Z"],
+                   repeat_key="draw", average_over=["task"])  # fmt: skip
+    out = check(better, t)
+    assert out.verdict == NOT_RUN and "Z" in out.detail
+
+
+@pytest.mark.parametrize(
+    ("gap", "expected"), [(0.05, REPRODUCED), (0.002, DIRECTION), (-0.05, FAILS)]
+)
+def test_better_paired_wilcoxon(gap, expected):
+    t = results({"A": gap, "B": 0.0}, noise=0.01, draws=12, seed=3)
+    c = claim(kind="better", where={"n": 500}, metric="score", method="A", than=["B"],
+              test="wilcoxon", alpha=0.02, repeat_key="draw", average_over=["task"])  # fmt: skip
+    assert check(c, t).verdict == expected
+
+
+def test_better_lower_is_better_and_ranksum_matches_scipy():
+    t = results({"A": -0.05, "B": 0.0}, noise=0.01, draws=12, seed=4)
+    c = claim(kind="better", where={"n": 500}, metric="score", method="A", than=["B"],
+              greater_is_better=False, test="ranksum", alpha=0.02, repeat_key="draw",
+              average_over=["task"])  # fmt: skip
+    out = check(c, t)
+    assert out.verdict == REPRODUCED
+    reps = repetitions(t[t["n"] == 500], "score", ["method"], "draw", ["task"], KEYS["t"])
+    p = stats.mannwhitneyu(-reps["A"], -reps["B"], alternative="greater").pvalue
+    assert f"p = {p:.2g}" in out.detail
+
+
+def test_relation_with_expression_and_rounding_tolerance():
+    t = pd.DataFrame({"risk": [0.1, 0.2, 0.3 + 1e-15], "bound": [0.2, 0.25, 0.3]})
+    keys = {"t": []}
+    holds = evaluate_claim("p", claim(kind="relation", lhs="risk", op="<=", rhs="bound"),
+                           {"t": t}, keys)  # fmt: skip
+    assert holds.verdict == REPRODUCED and holds.n == 3
+    strict = evaluate_claim("p", claim(kind="relation", lhs="risk", op="<", rhs="bound"),
+                            {"t": t}, keys)  # fmt: skip
+    assert strict.verdict == FAILS and strict.values["fraction"] == pytest.approx(2 / 3)
+    expr = evaluate_claim(
+        "p", claim(kind="relation", lhs="1 - bound", op=">=", rhs=0.7, min_fraction=0.6),
+        {"t": t}, keys,
+    )  # fmt: skip
+    assert expr.verdict == REPRODUCED  # 0.8, 0.75 >= 0.7; 0.7 >= 0.7
+
+
+def test_trend_monotone_noisy_and_reversed():
+    t = results({"A": 0.0}, noise=0.0)
+    up = claim(kind="trend", where={"method": "A"}, method="A", metric="score", along="n",
+               direction="increasing", repeat_key="draw", average_over=["task"])  # fmt: skip
+    assert check(up, t).verdict == REPRODUCED
+    assert check({**up, "direction": "decreasing"}, t).verdict == FAILS
+    # three sizes, the middle one below the first: up overall (Spearman > 0) but not monotone
+    wobble = pd.concat([t, t[t["n"] == 100].assign(n=300, score=lambda f: f["score"] - 0.1)])
+    assert check(up, wobble).verdict == DIRECTION
+
+
+def test_rank_among_methods():
+    t = results({"A": 0.02, "B": 0.03, "C": 0.0}, noise=0.0)
+    c = claim(kind="rank", where={"n": 500}, method="A", metric="score", at_most=2,
+              repeat_key="draw", average_over=["task"])  # fmt: skip
+    assert check(c, t).verdict == REPRODUCED and check(c, t).values["rank"] == 2
+    assert check({**c, "at_most": 1}, t).verdict == FAILS
+    assert check({**c, "among": ["A", "C"], "at_most": 1}, t).verdict == REPRODUCED
+
+
+def test_reference_expands_to_cells_and_significance():
+    reference = {
+        "source": "Table 1",
+        "tolerance": {"score": 0.01},
+        "values": [
+            {"dataset": "D", "method": "A", "n": 500, "score": 1.02, "score_std": 0.01,
+             "score_worse": False},
+            {"dataset": "D", "method": "B", "n": 500, "score": 0.95, "score_worse": True},
+        ],
+    }  # fmt: skip
+    c = {"id": "t1", "kind": "reference", "claim": "{method} {metric}", "table": "t",
+         "reference": "x.reference", "repeat_key": "draw", "average_over": ["task"]}  # fmt: skip
+    claims = expand_reference(c, reference)
+    assert [x["kind"] for x in claims] == ["value", "value", "better"]
+    assert claims[0]["claim"] == "A score" and claims[0]["paper_std"] == 0.01
+    assert claims[2]["method"] == "A" and claims[2]["than"] == ["B"]
+    t = results({"A": 0.02, "B": -0.05}, noise=0.001)
+    out = evaluate_claims({"p": [c]}, {"t": t}, KEYS, {"x.reference": reference})
+    assert list(out["verdict"]) == [REPRODUCED, REPRODUCED, REPRODUCED]
+    with pytest.raises(ClaimError, match="not a parameter block"):
+        evaluate_claims({"p": [c]}, {"t": t}, KEYS, {})
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"kind": "guess"}, "kind 'guess'"),
+        ({"kind": "value", "metric": "s", "paper": 1, "tolerance": 0.1, "typo": 1}, r"\['typo'\]"),
+        ({"kind": "value", "metric": "s"}, r"missing key\(s\) \['paper', 'tolerance'\]"),
+        ({"kind": "relation", "lhs": "a", "op": "=<", "rhs": 1}, "op '=<'"),
+        ({"kind": "better", "metric": "s", "method": "A", "than": ["B"], "test": "t"}, "test"),
+    ],
+)
+def test_bad_claims_are_errors_that_name_the_problem(entry, message):
+    with pytest.raises(ClaimError, match=message):
+        check(claim(**entry), results({"A": 0.0}))
