@@ -89,7 +89,10 @@ def verdict_metrics(verdicts: pd.DataFrame) -> dict[str, float]:
 
 def _provenance(info: Mapping[str, Any] | None) -> str:
     if not info:
-        return "never run in this project (every claim: not run)"
+        return (
+            "no run_info.json: the pipeline never ran here, or its results predate the record "
+            "(env unknown)"
+        )
     commit = str(info.get("git_commit") or "?")[:10]
     dirty = " (uncommitted changes)" if str(info.get("git_dirty")) == "true" else ""
     partial = " — a partial run" if info.get("partial") else ""
