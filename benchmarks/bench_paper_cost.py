@@ -3,7 +3,7 @@
 For every pipeline named, the data preparation of ``--env`` (default ``paper``) runs once through
 a real KedroSession; then, for every training stage and every registered method, one unit per
 *cost group* is run in this process exactly as the engine runs it
-(:func:`multiview_lab.protocol.engine.run_unit`: the inner-CV tuning, the fit, the scoring and
+(:func:`multiview_lab.protocol.unit.run_unit`: the inner-CV tuning, the fit, the scoring and
 the task's extra outputs, with the execution block's BLAS limit) and timed.
 
 A cost group is a value of the split table's keys that change the work (data set, training
@@ -47,10 +47,11 @@ os.environ.setdefault("KEDRO_DISABLE_TELEMETRY", "1")
 
 from _stages import prepare_stages  # noqa: E402
 
-from multiview_lab.protocol.engine import _unit_record, run_unit  # noqa: E402
+from multiview_lab.protocol.engine import _unit_record  # noqa: E402
 from multiview_lab.protocol.execution import check_execution  # noqa: E402
 from multiview_lab.protocol.registry import is_enabled, parse_methods  # noqa: E402
 from multiview_lab.protocol.splits import key_columns  # noqa: E402
+from multiview_lab.protocol.unit import run_unit  # noqa: E402
 
 PIPELINES = ["pbmvboost", "gbc", "miml", "memd", "mvfs"]
 REPETITION_KEYS = {"draw", "fold", "repeat", "split", "task"}

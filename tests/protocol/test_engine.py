@@ -162,3 +162,18 @@ def test_a_disabled_method_is_not_run(data, split_table):
     assert set(r["method"]) == {"tree"}
     with pytest.raises(ValueError, match="disabled"):
         _run(data, split_table, {"logreg": methods["logreg"]})
+
+
+def test_cache_key_covers_what_a_unit_runs_not_the_scheduler():
+    """A paper run resumes over sessions: editing the engine's scheduling, cache or progress
+    code must not re-key its units, editing the unit's own code must."""
+    from multiview_lab.evaluation import code_closure
+    from multiview_lab.protocol.unit import run_unit
+
+    closure = code_closure(
+        run_unit.__module__, "multiview_lab.pipelines.pbmvboost.task", "multiview_lab.pbmvboost"
+    )
+    assert "multiview_lab.protocol.unit" in closure
+    assert "multiview_lab.protocol.tasks" in closure
+    assert "multiview_lab.protocol.engine" not in closure
+    assert "multiview_lab.protocol.execution" not in closure

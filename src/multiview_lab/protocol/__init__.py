@@ -4,16 +4,11 @@
 * :mod:`~multiview_lab.protocol.tasks` — how a split meets an estimator and is scored;
 * :mod:`~multiview_lab.protocol.registry` — the one method-registry format;
 * :mod:`~multiview_lab.protocol.execution` — local joblib or Dask backends;
+* :mod:`~multiview_lab.protocol.unit` — :func:`run_unit`: one method fitted on one split, scored;
 * :mod:`~multiview_lab.protocol.engine` — :func:`run_experiment`, the one loop over units.
 """
 
-from multiview_lab.protocol.engine import (
-    ExperimentResult,
-    UnitResult,
-    model_name,
-    run_experiment,
-    run_unit,
-)
+from multiview_lab.protocol.engine import ExperimentResult, model_name, run_experiment
 from multiview_lab.protocol.execution import (
     DaskBackend,
     LocalBackend,
@@ -31,6 +26,7 @@ from multiview_lab.protocol.tasks import (
     ViewsTask,
     classification_scores,
 )
+from multiview_lab.protocol.unit import UnitResult, run_unit
 
 __all__ = [
     "BagsTask",

@@ -9,8 +9,10 @@ estimator, :mod:`multiview_lab.protocol.tasks`), the data sets, a split table
    methods see the same training rows and the same seed for their inner randomness);
 3. looks each unit up in the resumable unit cache (``cache_dir``), keyed by the unit, the
    method's entry, the task's settings, the data set's and the split's arrays, and the code the
-   unit runs (:func:`multiview_lab.evaluation.code_fingerprint`): an interrupted run resumes
-   where it stopped, a change of one method's code refits only that method's units;
+   unit runs (:func:`multiview_lab.evaluation.code_fingerprint` of
+   :mod:`~multiview_lab.protocol.unit`, the task's and the estimator's modules, not of this
+   scheduling code): an interrupted run resumes where it stopped, a change of one method's
+   code refits only that method's units;
 4. runs the missing units on the backend (:mod:`multiview_lab.protocol.execution`), each with
    ``blas_threads`` BLAS threads, writing each result to the cache as it arrives (on the driver);
    methods marked ``distributed`` parallelise themselves and run on the driver with the backend;
@@ -25,15 +27,13 @@ import os
 import re
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import joblib
 import numpy as np
 import pandas as pd
-from sklearn.model_selection import StratifiedKFold
-from threadpoolctl import threadpool_limits
 
 from multiview_lab.evaluation import (
     array_fingerprint,
@@ -46,17 +46,9 @@ from multiview_lab.protocol.execution import backend_from_config, check_executio
 from multiview_lab.protocol.registry import Method, is_enabled, parse_methods
 from multiview_lab.protocol.splits import key_columns
 from multiview_lab.protocol.tasks import Task
+from multiview_lab.protocol.unit import UnitResult, run_unit
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass
-class UnitResult:
-    """What one unit returns: result rows, extra tables, the fitted model if kept."""
-
-    rows: list[dict[str, Any]]
-    extras: dict[str, pd.DataFrame] = field(default_factory=dict)
-    model: Any = None
 
 
 @dataclass
@@ -67,76 +59,6 @@ class ExperimentResult:
     extras: dict[str, pd.DataFrame]
     models: dict[str, Any]
     n_cached: int = 0
-
-
-def _tune(task: Task, method: Method, data, split, seed: int) -> tuple[dict, dict]:
-    """The grid point of ``method.tune`` with the best mean inner-CV score on the training part.
-
-    The training rows are split by a stratified K-fold shuffled with the unit's seed; each grid
-    point is fitted on K−1 folds and scored by the task on the held-out fold (for a transductive
-    task the held-out rows stay in the fit, unlabelled). Ties keep the first grid point.
-    """
-    tune = method.tune or {}
-    metric = tune.get("metric", "accuracy")
-    higher = bool(tune.get("greater_is_better", True))
-    train = np.asarray(split["train"], dtype=np.int64)
-    y = task.labels(data)[train]
-    folds = StratifiedKFold(int(tune.get("folds", 3)), shuffle=True, random_state=seed)
-    inner = [(train[a], train[b]) for a, b in folds.split(train, y)]
-    best, best_score = None, None
-    for point in method.grid():
-        scores = []
-        for tr, te in inner:
-            model = method.build(seed, **point)
-            fold = {**split, "train": tr, "test": te}
-            task.fit(model, data, fold, method)
-            out = task.score(model, data, fold, method)
-            out = out if isinstance(out, Mapping) else out[0]
-            if metric not in out:
-                raise ValueError(
-                    f"method {method.name!r}: tune.metric {metric!r} is not a score of the task "
-                    f"({sorted(out)})."
-                )
-            scores.append(float(out[metric]))
-        score = float(np.mean(scores))
-        if best_score is None or (
-            score > best_score + 1e-12 if higher else score < best_score - 1e-12
-        ):
-            best, best_score = point, score
-    return dict(best), {f"cv_{metric}": best_score}
-
-
-def run_unit(
-    task: Task,
-    method: Method,
-    data: Mapping[str, Any],
-    split: dict[str, Any],
-    unit: dict[str, Any],
-    blas_threads: int | None = 1,
-    keep_model: bool = False,
-    inject: Mapping[str, Any] | None = None,
-) -> UnitResult:
-    """Fit ``method`` on one split of ``data`` and score it (no side effects)."""
-    seed = int(unit["seed"])
-    with threadpool_limits(limits=blas_threads):
-        params, tuned = ({}, {})
-        if method.tune:
-            params, tuned = _tune(task, method, data, split, seed)
-        model = method.build(seed, **params, **(inject or {}))
-        start = time.perf_counter()
-        task.fit(model, data, split, method)
-        fit_time = time.perf_counter() - start
-        start = time.perf_counter()
-        scores = task.score(model, data, split, method)
-        score_time = time.perf_counter() - start
-        extras = task.extras(model, data, split, method, unit)
-    if inject and "client" in inject:  # a live client does not pickle: the model keeps none
-        model.set_params(client=None)
-    info = task.info(model)
-    timing = {"fit_time_s": fit_time, "score_time_s": score_time}
-    scores = [scores] if isinstance(scores, Mapping) else list(scores)
-    rows = [{**unit, **tuned, **info, **s, **timing} for s in scores]
-    return UnitResult(rows=rows, extras=extras, model=model if keep_model else None)
 
 
 def _keep(keep_models: Mapping[str, Any] | None, unit: dict[str, Any], first: bool) -> bool:
@@ -299,7 +221,9 @@ def run_experiment(
         data_fp = {name: _data_fingerprint(datasets[name]) for name in set(splits["dataset"])}
         code = {
             name: code_fingerprint(
-                __name__, type(task).__module__, resolve_estimator_class(m.estimator).__module__
+                run_unit.__module__,
+                type(task).__module__,
+                resolve_estimator_class(m.estimator).__module__,
             )
             for name, m in parsed.items()
         }
