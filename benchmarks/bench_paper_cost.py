@@ -7,9 +7,13 @@ a real KedroSession; then, for every training stage and every registered method,
 the task's extra outputs, with the execution block's BLAS limit) and timed.
 
 A cost group is a value of the split table's keys that change the work (data set, training
-size, ...); the repetition keys (``draw``, ``fold``, ``repeat``, ``split``, ``task``: the same
-work on other rows) are left out, and ``--per-group`` units of each group are timed (the first
-ones of the table). The projection multiplies each group's mean unit time by its number of
+size, ...); the repetition keys (``draw``, ``fold``, ``repeat``, ``run``, ``split``, ``task``,
+``choice``, ``sources``: the same work on other rows) are left out, and ``--per-group`` units
+of each group are timed (the first ones of the table); ``--sample`` times only some values of
+one key and interpolates the others linearly. A method tuned by inner CV over a grid larger
+than ``--tune-points`` is timed in parts (the inner CV of a few grid points on every inner
+fold, and the final fit) and its unit projected to the whole grid: the inner fits of one grid
+point cost the same whatever the other points are. The projection multiplies each group's mean unit time by its number of
 units: the protocol's CPU-hours, and its wall time on 2 (and N) cores as a longest-first list
 schedule of the units; methods marked ``distributed`` parallelise themselves and run one after
 another on the driver, so they add their own time.
@@ -20,7 +24,7 @@ ratios (``x cheapest``), so a slower machine moves every figure but not the rati
 Usage::
 
     python benchmarks/bench_paper_cost.py [--pipelines gbc miml ...] [--env paper]
-        [--per-group 1] [--out table.csv]
+        [--per-group 1] [--sample train_pct=10,50,90] [--out table.csv]
 
 on an otherwise idle machine (it prints one line per timed unit; at the paper settings a gbc
 unit with its 25-point inner CV takes minutes).
@@ -36,9 +40,12 @@ import shutil
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -51,10 +58,10 @@ from multiview_lab.protocol.engine import _unit_record  # noqa: E402
 from multiview_lab.protocol.execution import check_execution  # noqa: E402
 from multiview_lab.protocol.registry import is_enabled, parse_methods  # noqa: E402
 from multiview_lab.protocol.splits import key_columns  # noqa: E402
-from multiview_lab.protocol.unit import run_unit  # noqa: E402
+from multiview_lab.protocol.unit import _tune, run_unit  # noqa: E402
 
 PIPELINES = ["pbmvboost", "gbc", "miml", "memd", "mvfs"]
-REPETITION_KEYS = {"draw", "fold", "repeat", "split", "task"}
+REPETITION_KEYS = {"draw", "fold", "repeat", "run", "split", "task", "choice", "sources"}
 CORES = (2, 8, 32, 128)
 
 
@@ -81,8 +88,42 @@ def stage_units(stage: dict) -> tuple[list, dict]:
     return units, task
 
 
-def time_stage(stage: dict, execution: dict, per_group: int, group_by=None) -> pd.DataFrame:
-    """One row per (method, cost group): units, timed units, mean seconds per unit."""
+def time_unit(task, method, data, split, unit, blas, tune_points: int) -> float:
+    """Seconds of one unit as the engine runs it. A method whose ``tune`` grid has more than
+    ``tune_points`` points is timed in parts: the inner CV of ``tune_points`` grid points
+    (spread over the grid, each fitted on every inner fold) and the final fit at the first
+    point; the unit is their sum with the inner CV scaled to the whole grid."""
+    inject = {"backend": "local"} if method.distributed else None
+    grid = method.grid()
+    with threadpool_limits(limits=blas):
+        if method.tune and len(grid) > tune_points:
+            picks = [grid[i] for i in np.linspace(0, len(grid) - 1, tune_points).astype(int)]
+            inner = 0.0
+            for point in picks:
+                one = replace(
+                    method, tune={**method.tune, "grid": {k: [v] for k, v in point.items()}}
+                )
+                start = time.perf_counter()
+                _tune(task, one, data, split, int(unit["seed"]))
+                inner += time.perf_counter() - start
+            final = replace(method, tune=None, params={**method.params, **grid[0]})
+            start = time.perf_counter()
+            run_unit(task, final, data, split, unit, blas, False, inject)
+            return time.perf_counter() - start + inner * len(grid) / len(picks)
+    start = time.perf_counter()
+    run_unit(task, method, data, split, unit, blas, False, inject)
+    return time.perf_counter() - start
+
+
+def time_stage(
+    stage: dict, execution: dict, per_group: int, group_by=None, sample=None, tune_points=2
+) -> pd.DataFrame:
+    """One row per (method, cost group): units, timed units, mean seconds per unit.
+
+    ``sample = (key, values)``: only the groups whose ``key`` is in ``values`` are timed; the
+    others get the time interpolated linearly in ``key`` between the timed groups of the same
+    method and other keys (``timed = 0`` in the table).
+    """
     units, task = stage_units(stage)
     keys = key_columns(stage["splits"])
     group_keys = group_by or [k for k in keys if k not in REPETITION_KEYS]
@@ -92,14 +133,21 @@ def time_stage(stage: dict, execution: dict, per_group: int, group_by=None) -> p
         g = (method.name, *(unit.get(k) for k in group_keys))
         groups.setdefault(g, []).append((unit, method, split))
     rows = []
+    skey, svalues = sample if sample else (None, None)
     for g, members in groups.items():
         seconds = []
+        if skey is not None and skey in group_keys:
+            if float(members[0][0][skey]) not in svalues:
+                rows.append(
+                    {"stage": stage["label"], "method": g[0],
+                     **dict(zip(group_keys, g[1:], strict=True)), "units": len(members),
+                     "timed": 0, "unit_s": float("nan"),
+                     "distributed": members[0][1].distributed}
+                )  # fmt: skip
+                continue
         for unit, method, split in members[:per_group]:
-            inject = {"backend": "local"} if method.distributed else None
-            start = time.perf_counter()
-            run_unit(task, method, stage["datasets"][unit["dataset"]], split, unit, blas, False,
-                     inject)  # fmt: skip
-            seconds.append(time.perf_counter() - start)
+            data = stage["datasets"][unit["dataset"]]
+            seconds.append(time_unit(task, method, data, split, unit, blas, tune_points))
         row = {"stage": stage["label"], "method": g[0], **dict(zip(group_keys, g[1:], strict=True))}
         row.update(
             units=len(members),
@@ -113,7 +161,20 @@ def time_stage(stage: dict, execution: dict, per_group: int, group_by=None) -> p
             f"{row['unit_s']:.2f} s/unit x {row['units']} units",
             flush=True,
         )
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    if skey is not None and skey in group_keys and table["unit_s"].isna().any():
+        others = ["method", *[k for k in group_keys if k != skey]]
+        parts = []
+        for _, part in table.groupby(others, sort=False, dropna=False):
+            timed = part[part["timed"] > 0].sort_values(skey)
+            x = part[skey].astype(float).to_numpy()
+            part = part.copy()
+            part["unit_s"] = np.interp(
+                x, timed[skey].astype(float).to_numpy(), timed["unit_s"].to_numpy()
+            )
+            parts.append(part)
+        table = pd.concat(parts).sort_index()
+    return table
 
 
 def project(table: pd.DataFrame) -> dict:
@@ -136,8 +197,23 @@ def main() -> None:
     parser.add_argument("--env", default="paper")
     parser.add_argument("--per-group", type=int, default=1)
     parser.add_argument("--group-by", nargs="*", default=None, help="override the cost keys")
+    parser.add_argument(
+        "--sample",
+        default=None,
+        help="KEY=V1,V2,...: time only these values of KEY, interpolate the others",
+    )
+    parser.add_argument(
+        "--tune-points",
+        type=int,
+        default=2,
+        help="time the inner CV of this many grid points and scale to the whole grid",
+    )
     parser.add_argument("--out", type=Path, default=None, help="write the timing table (csv)")
     args = parser.parse_args()
+    sample = None
+    if args.sample:
+        key, _, values = args.sample.partition("=")
+        sample = (key, {float(v) for v in values.split(",")})
     logging.getLogger("multiview_lab").setLevel(logging.WARNING)
     from tests.conftest import make_project_copy
 
@@ -153,7 +229,7 @@ def main() -> None:
             prep = time.perf_counter() - start
             for stage in stages:
                 stage["label"] = f"{name}/{stage['label']}"
-                table = time_stage(stage, stage["execution"], args.per_group, args.group_by)
+                table = time_stage(stage, stage["execution"], args.per_group, args.group_by, sample)
                 tables.append(table)
                 cheapest = table.groupby("method")["unit_s"].mean().min()
                 summary.append(

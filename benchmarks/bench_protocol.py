@@ -76,7 +76,13 @@ def _stage_figures(stage, backend, results, serial: bool = True) -> dict:
     dask, t_dask, m_dask = _timed(lambda: run_experiment(*args, backend=backend, **kw))
     per_unit = backend.payload_bytes[n0:]
     scattered = backend.scattered_bytes - scattered0
-    same = local.results.drop(columns=TIMING).equals(dask.results.drop(columns=TIMING))
+    a, b = local.results.drop(columns=TIMING), dask.results.drop(columns=TIMING)
+    same = a.equals(b)
+    if not same:  # say what differs: columns one side lacks, or values
+        cols = sorted(set(a.columns) ^ set(b.columns)) or [
+            c for c in a.columns if not a[c].equals(b[c])
+        ]
+        print(f"  {stage['label']}: joblib and Dask tables differ in {cols}", flush=True)
     # the same experiment on its first split only: what travels per unit must not grow
     few = stage["splits"].iloc[:1]
     n1 = len(backend.payload_bytes)

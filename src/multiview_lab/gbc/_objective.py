@@ -1,13 +1,21 @@
-"""The GBC objective (GBC spec G1–G9) on fixed instance sets: values, gradients, weights.
+"""The GBC objective of Shi et al. (SDM 2012) on fixed instance sets: values, gradients, weights.
+
+Equation labels: the paper's extracted text lost its equation numbers, so (G1)–(G12b) are the
+labels defined in docs/methods/gbc.md, which ties each one to the paper's text (the subsections
+"The GBC framework", "Model training of GBC", "Weight learning" and Algorithm 1) and explains
+the ones the project derived.
 
 :class:`GBCProblem` holds the bookkeeping of one fit — which global instances each source holds,
 which are labelled, the consensus sets U_i and the graphs restricted to each source — and
 evaluates, for per-source score vectors ``F = [f_1, ..., f_p]`` (``f_i`` over the instances S_i of
-source i, in the source's row order), the objective J (G4), the gradients (G6 / G7), the Newton
-curvatures (G12b) and the weight updates (G8, G9). It knows nothing about trees.
+source i, in the source's row order), the objective J (G4: the paper's objective with its
+consensus and graph constraints weighted by λ0, λ1), the gradients (G6: the paper's, with the
+targets held fixed / G7: exact), the Newton curvatures (G12b) and the weight updates (G8, G9:
+the paper's "Weight learning"). It knows nothing about trees.
 
 All per-source gradients are returned *per unit source weight* (the factor ``w_i`` of (G6) and
-(G7) divided out), as the spec prescribes for the tree targets; ``w_i * g_i`` is ∂J/∂f_i.
+(G7) divided out), as docs/methods/gbc.md explains for the tree targets; ``w_i * g_i`` is
+∂J/∂f_i.
 """
 
 from __future__ import annotations
@@ -20,7 +28,8 @@ from multiview_lab.gbc.graphs import NeighbourAverager, restrict_graph
 
 
 def loss_value(a, b, loss):
-    """L(a, b) of GBC spec (G5): ½(a − b)² or log(1 + exp(−ab)) (stable form)."""
+    """L(a, b) of (G5), the paper's L-2 and logistic losses: ½(a − b)² or log(1 + exp(−ab))
+    (stable form)."""
     if loss == "l2":
         return 0.5 * (a - b) ** 2
     t = a * b
@@ -50,7 +59,7 @@ def loss_d11(a, b, loss):
 
 
 def softmax_neg(losses):
-    """exp(−ℓ) / Σ exp(−ℓ) computed with log-sum-exp (GBC spec G10)."""
+    """exp(−ℓ) / Σ exp(−ℓ) computed with log-sum-exp (G10)."""
     z = -np.asarray(losses, dtype=np.float64)
     return np.exp(z - logsumexp(z))
 
@@ -161,7 +170,8 @@ class GBCProblem:
             self.has_graph.append(has)
 
     def graph_mask(self, i):
-        """x ∈ U_i with at least one graph neighbour in S_i: where the graph term of (G3) lives."""
+        """x ∈ U_i with at least one graph neighbour in S_i: where the graph term of (G3), the
+        paper's connectivity constraint, lives."""
         if self.A[i] is None or self.lambda1 == 0:
             return np.zeros_like(self.U[i])
         return self.U[i] & self.has_graph[i]
@@ -184,7 +194,8 @@ class GBCProblem:
         return self._wm_cache[1]
 
     def expectation(self, F, w):
-        """E(x) of (G2a): weighted average (or literal weighted sum) over the sources with x ∈ U_j.
+        """E(x) of (G2a), the paper's expected prediction: weighted average (or literal weighted
+        sum) over the sources with x ∈ U_j.
 
         Returns ``E`` (n,) and ``W`` (n,), the normaliser (1 for the literal sum); both 0 where no
         source has x in its consensus set.
@@ -210,14 +221,15 @@ class GBCProblem:
         return val
 
     def objective(self, F, w):
-        """J(f; w, ŵ) of (G4) with the current graph weights."""
+        """J(f; w, ŵ) of (G4), the paper's Lagrangian objective, with the current graph weights."""
         E = self.expectation(F, w)[0] if self.lambda0 else None
         return float(sum(w[i] * self.source_terms(i, F[i], E) for i in range(self.p)))
 
     def gradient(self, i, F, w, kind="paper", E=None, W=None):
         """Per-unit-weight gradient g = (∂J/∂f_i)/w_i and frozen-target curvature h of source i.
 
-        ``kind="paper"`` is (G6) (targets E, Ẽ_i held constant); ``kind="exact"`` is (G7).
+        ``kind="paper"`` is (G6), the paper's negative gradient of Algorithm 1, step 5 (targets
+        E, Ẽ_i held constant); ``kind="exact"`` is (G7), the exact gradient of J.
         ``h`` is the diagonal second derivative with the targets frozen (G12b).
         """
         f = F[i]
@@ -253,7 +265,8 @@ class GBCProblem:
 
     # ----------------------------------------------------------------------------- weights
     def source_weights(self, F, reduction="sum", temperature=1.0):
-        """w of (G8): softmax of −ℓ_i/τ, ℓ_i the task loss of source i on T ∩ S_i."""
+        """w of (G8), the paper's source weights ("Weight learning"): softmax of −ℓ_i/τ, ℓ_i the
+        task loss of source i on T ∩ S_i."""
         ell = np.array(
             [
                 loss_value(f[T], yl[T], self.loss).sum()
@@ -265,7 +278,8 @@ class GBCProblem:
         return softmax_neg(ell / temperature)
 
     def graph_weights_update(self, F, w):
-        """ŵ of (G9): softmax over graphs of −(1/c_g) Σ_i w_i Σ_{(a,b) ∈ E_g^i} L(f_i(a), f_i(b)).
+        """ŵ of (G9), the paper's graph weights ("Weight learning"): softmax over graphs of
+        −(1/c_g) Σ_i w_i Σ_{(a,b) ∈ E_g^i} L(f_i(a), f_i(b)).
 
         E_g^i = edges of G_g with both ends in S_i; L = the task loss. ``graph_c="n_edges"``:
         c_g = Σ_i w_i |E_g^i| (the number of edges counted, weighted like the losses, so the

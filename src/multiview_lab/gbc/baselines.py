@@ -1,4 +1,5 @@
-"""Joined-feature baselines of the GBC paper (GBC spec §5.1–5.2).
+"""Joined-feature baselines of the GBC paper (Shi et al. 2012, "Comparison Methods and
+Evaluations"; settings in docs/methods/gbc.md).
 
 All sources and graphs are joined into one feature matrix X = [X^(1) … X^(p), M^(1) … M^(q)]
 (each instance gets its adjacency rows as features); instances missing from a source take the
@@ -110,7 +111,8 @@ def _base(kind, X, random_state):
 
 
 class JoinedFeaturesClassifier(ClassifierMixin, BaseEstimator):
-    """A joined-feature baseline of the GBC paper, fitted transductively (GBC spec §5.1–5.2).
+    """A joined-feature baseline of the GBC paper, fitted transductively (Shi et al. 2012,
+    "Comparison Methods and Evaluations").
 
     The sources and the graphs' adjacency rows are joined into one matrix over the global
     index (:func:`joined_features`; an instance missing from a source takes that source's

@@ -10,12 +10,17 @@ over q graphs), then updates the source weights w (G8) and graph weights ŵ (G9)
 boosting loop is :func:`_boost`; :class:`GBCRegressor` (L2 loss) and :class:`GBCClassifier`
 (logistic loss, one-against-others for K > 2) only differ in the loss and the label mapping.
 
-Input layout (GBC spec §4 "API"): instances live on a global index 0..n−1 (n = ``len(y)``);
-``sources[i]`` is either a 2-D array holding every instance (row r = instance r) or a pair
-``(X_i, ids_i)`` whose row r describes global instance ``ids_i[r]`` (sources may hold different
-instances); ``graphs`` are symmetric n × n ``scipy.sparse`` adjacency matrices; ``y`` has one
-entry per global instance and ``labeled_mask`` says which entries are labels (default: the
-non-NaN entries of a float ``y``, else all). Unlabelled instances take part in the consensus and
+Equation labels (G1)–(G12b) are those of docs/methods/gbc.md, which ties each one to the paper
+(whose extracted text lost its equation numbers) and explains the ones the project derived;
+(G4) above is the paper's objective with its two constraints weighted by λ0 and λ1.
+
+Input layout (docs/methods/gbc.md, "Estimator API and options"): instances live on a global
+index 0..n−1 (n = ``len(y)``); ``sources[i]`` is either a 2-D array holding every instance
+(row r = instance r) or a pair ``(X_i, ids_i)`` whose row r describes global instance
+``ids_i[r]`` (sources may hold different instances); ``graphs`` are symmetric n × n
+``scipy.sparse`` adjacency matrices; ``y`` has one entry per global instance and
+``labeled_mask`` says which entries are labels (default: the non-NaN entries of a float ``y``,
+else all). Unlabelled instances take part in the consensus and
 graph terms (transductive use); :meth:`predict_transductive` scores them, :meth:`predict` scores
 new instances from the trees and the learned weights alone.
 """
@@ -184,7 +189,8 @@ class _BinaryModel:
 
 
 def combine_scores(scores, ids, n, w):
-    """H's score (G11): Σ_{i: x∈S_i} w_i f_i(x) / Σ_{i: x∈S_i} w_i over the global index.
+    """H's score (G11, the paper's prediction H(x) = P(·) of "Model training of GBC"):
+    Σ_{i: x∈S_i} w_i f_i(x) / Σ_{i: x∈S_i} w_i over the global index.
 
     Where every source holding x has weight 0 (softmax underflow) the available sources are
     averaged uniformly.
@@ -199,7 +205,8 @@ def combine_scores(scores, ids, n, w):
 
 
 def _init_score(y, loss):
-    """ρ0 = argmin_ρ Σ_T L(ρ, y) (Algorithm 1, step 1): mean(y) or log(n₊ / n₋)."""
+    """ρ0 = argmin_ρ Σ_T L(ρ, y) (Algorithm 1 of Shi et al. 2012, step 1): mean(y) or
+    log(n₊ / n₋)."""
     if loss == "l2":
         return float(np.mean(y))
     n_pos, n_neg = np.sum(y > 0), np.sum(y < 0)
@@ -207,7 +214,8 @@ def _init_score(y, loss):
 
 
 def _line_search(problem, F, i, d, w, rho_max):
-    """ρ* = argmin_ρ J(f_i + ρ d) with E, Ẽ recomputed (GBC spec G12)."""
+    """ρ* = argmin_ρ J(f_i + ρ d) with E, Ẽ recomputed (G12: the line search of Algorithm 1,
+    step 7)."""
 
     def J(rho):
         Fr = list(F)
@@ -226,7 +234,8 @@ def _line_search(problem, F, i, d, w, rho_max):
 
 
 def _boost(est, problem, Xb, base_keys, n_bins, rng, valid=None):
-    """The GBC loop (GBC spec §3, Algorithm 1) on one score model; returns a :class:`_BinaryModel`."""
+    """The GBC loop (Algorithm 1 of Shi et al. 2012) on one score model; returns a
+    :class:`_BinaryModel`."""
     p, q = problem.p, problem.q
     step, nu = est.step, est._shrinkage()
     yT = problem.y[problem.labeled]

@@ -3,7 +3,8 @@
 Every graph is a symmetric ``scipy.sparse`` adjacency matrix over the global instance index
 0..n−1; a nonzero entry is an edge (weights are not used by GBC). Nothing here densifies a graph;
 only :func:`knn_similarity_graph` forms the dense n × n similarity of a small feature view
-(the GBC spec's construction of the mfeat graphs, n = 2000).
+(the project's construction of the mfeat graphs, the paper's digit sources (6) and (7),
+described in docs/methods/gbc.md; n = 2000).
 
 Functions are pure (inputs in, sparse matrices out) so that pipeline nodes stay thin.
 """
@@ -81,7 +82,8 @@ def knn_similarity_graph(
     noise: float = 0.0,
     random_state=None,
 ) -> sp.csr_array:
-    """kNN graph of Gaussian similarities on standardised features (GBC spec §5.2, graphs 6–7).
+    """kNN graph of Gaussian similarities on standardised features (the paper's digit sources (6)
+    and (7), built as docs/methods/gbc.md describes).
 
     Standardise the columns, s_ab = exp(−‖m_a − m_b‖² / (2σ_s²)) with σ_s the median pairwise
     distance; optionally add symmetric i.i.d. N(0, noise²) noise to s (graph 7); connect each
@@ -134,8 +136,8 @@ def calibrate_graph_noise(
 ) -> tuple[float, float]:
     """σ_n such that the noisy kNN graph links same-label instances on ≈ ``target`` of its edges.
 
-    Bisection on log σ_n (GBC spec §5.2: ``graph_noise`` set so that the noisy graph's
-    same-label edge fraction is ≈ 0.5). Returns ``(sigma_n, fraction_reached)``.
+    Bisection on log σ_n (a project decision, docs/methods/gbc.md: ``graph_noise`` set so that
+    the noisy graph's same-label edge fraction is ≈ 0.5). Returns ``(sigma_n, fraction_reached)``.
     """
     lo, hi = -6.0, 1.0  # log10 sigma_n
     frac = float("nan")
@@ -155,7 +157,8 @@ def restrict_graph(G, ids: np.ndarray) -> sp.csr_array:
 
 
 class NeighbourAverager:
-    """Builds A^i of GBC spec (G3a) for any graph weights ŵ in O(edges).
+    """Builds A^i of (G3a), the neighbour averages of the paper's graph term, for any graph
+    weights ŵ in O(edges).
 
     The sparsity pattern of A^i (the union of the q graphs on one source's instances) and every
     node's degree per graph are fixed; only the values change with ŵ, so they are recomputed by
@@ -201,7 +204,7 @@ class NeighbourAverager:
 
 
 def neighbour_average_operator(adjacencies, graph_weights) -> tuple[sp.csr_array, np.ndarray]:
-    """Sparse A^i of GBC spec (G3a) and the mask of rows where some graph remains.
+    """Sparse A^i of (G3a) and the mask of rows where some graph remains.
 
     A_xu = Σ_g ŵ'_g(x) 1[u ∈ N_g(x)] / |N_g(x)|, ŵ'_g(x) = ŵ_g / Σ_{g': N_g'(x) ≠ ∅} ŵ_g' over the
     graphs in which x has a neighbour; rows of instances without any neighbour are 0 (their

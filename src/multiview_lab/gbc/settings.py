@@ -1,4 +1,5 @@
-"""The paper's two data settings (GBC spec §5.1–5.2) as pure, seeded functions.
+"""The paper's two data settings (Shi et al. 2012, experiments: "uniform" and "non-overlapping";
+docs/methods/gbc.md) as pure, seeded functions.
 
 * uniform: every source holds every instance;
 * non-overlapping: 30 % of the instances are deleted from ⌊p/2⌋ of the p vector sources (drawn
@@ -72,7 +73,8 @@ def build_sources(views, instance_sets) -> list[tuple[np.ndarray, np.ndarray]]:
 
 
 def noisy_copy(X, sigma: float = 1.0, random_state=None) -> np.ndarray:
-    """X plus i.i.d. N(0, σ²) noise: the terrorist data's noisy second source (spec §5.2).
+    """X plus i.i.d. N(0, σ²) noise: the terrorist data's noisy second source (the paper adds the
+    106 features "with a random Gaussian noise" as a source; σ = 1 is a project decision).
 
     Parameters
     ----------

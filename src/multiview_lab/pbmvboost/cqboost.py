@@ -129,7 +129,7 @@ def solve_master_qp(
     ``2 G q``, never with less than the rounding error of that gradient, and a constraint freed
     since the objective last decreased is not freed again (anti-cycling: on a degenerate vertex
     a multiplier at the rounding level could otherwise be freed and re-blocked for ever).
-    Measured on the paper's Fusion_Cq^all units (README): ``"relative"`` mends the few units
+    Measured on the paper's Fusion_Cq^all units (docs/methods/pbmvboost.md): ``"relative"`` mends the few units
     where the absolute rule stops at a poor vote (μ = 1e-7: objective 6.6e-12 against the
     optimum 1.0e-14, training accuracy 53 % against 99 %), but on average it is worse, since
     the exact optimum at a tiny μ equalises the training margins near μ and generalises poorly.
@@ -669,7 +669,7 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
         Passed to :class:`CqBoostClassifier`; ``"absolute"`` is the spec's literal rule.
     qp_tol_mode : {"absolute", "relative"}, default="absolute"
         Passed to :class:`CqBoostClassifier`: ``"relative"`` solves every master QP to its
-        optimum, which for μ ≤ 1e-5 lowers accuracy on MNIST on average (README).
+        optimum, which for μ ≤ 1e-5 lowers accuracy on MNIST on average (docs/methods/pbmvboost.md).
     random_state : int, RandomState or None, default=None
         Seeds the cross-validation splits and the SVMs.
 
