@@ -42,6 +42,7 @@ not say.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -59,7 +60,7 @@ PASSING = (REPRODUCED, DIRECTION)
 
 KINDS = ("value", "better", "relation", "trend", "rank", "reference")
 TESTS = ("none", "wilcoxon", "ranksum", "ttest")
-COMMON = {"id", "kind", "claim", "source", "table", "where", "figure", "note"}
+COMMON = {"id", "kind", "claim", "source", "table", "where", "figure", "note", "group"}
 FIELDS = {
     "value": {"metric", "paper", "tolerance", "paper_std", "repeat_key", "average_over"},
     "better": {
@@ -111,6 +112,7 @@ class Verdict:
     n: int = 0
     detail: str = ""
     figure: str = ""
+    group: str = ""
     values: dict[str, Any] = field(default_factory=dict)
 
     def row(self) -> dict[str, Any]:
@@ -193,6 +195,13 @@ def repetitions(
     return frame.pivot_table(index=index, columns=list(by), values=metric, aggfunc="mean")
 
 
+def _paper_text(value) -> str:
+    """A published number as printed in a table (4 decimals below 10), text as is."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    return f"{value:.4f}" if abs(value) < 10 else f"{value:.4g}"
+
+
 def _fmt(x: float, digits: int = 4) -> str:
     return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}g}"
 
@@ -239,7 +248,8 @@ def evaluate_claim(
         claim=str(claim["claim"]),
         source=str(claim.get("source", "")),
         figure=str(claim.get("figure", "")),
-        paper_value=str(claim.get("paper", "")),
+        paper_value=_paper_text(claim.get("paper", "")),
+        group=str(claim.get("group", "")),
     )
     table = tables.get(claim["table"])
     if table is None or len(table) == 0:
@@ -269,7 +279,9 @@ def _value(base: dict, claim: Mapping[str, Any], rows: pd.DataFrame, keys: list)
     paper = float(claim["paper"])
     tol = float(claim["tolerance"])
     diff = mean - paper
-    paper_text = f"{paper:.4g}" + (f" ± {claim['paper_std']:.4g}" if "paper_std" in claim else "")
+    paper_text = _paper_text(paper) + (
+        f" ± {_paper_text(float(claim['paper_std']))}" if "paper_std" in claim else ""
+    )
     verdict = REPRODUCED if abs(diff) <= tol + 1e-12 else FAILS
     base["paper_value"] = paper_text
     return Verdict(
@@ -335,7 +347,8 @@ def _operand(rows: pd.DataFrame, value) -> np.ndarray:
         try:
             return np.asarray(rows.eval(value, engine="python"), dtype=float)
         except pd.errors.UndefinedVariableError as exc:
-            raise KeyError(str(exc)) from exc
+            name = re.search(r"name '([^']+)'", str(exc))
+            raise KeyError(name.group(1) if name else value) from exc
     return np.full(len(rows), float(value))
 
 
@@ -468,6 +481,7 @@ def expand_reference(claim: Mapping[str, Any], reference: Mapping[str, Any]) -> 
                 {
                     "id": "/".join([str(claim["id"]), *map(str, keys.values()), m]),
                     "kind": "value",
+                    "group": str(claim["id"]),
                     "claim": str(claim["claim"]).format(metric=m, **keys),
                     "source": source,
                     "where": keys,
@@ -501,6 +515,7 @@ def expand_reference(claim: Mapping[str, Any], reference: Mapping[str, Any]) -> 
                     {
                         "id": "/".join([str(claim["id"]), *map(str, values), m, "significance"]),
                         "kind": "better",
+                        "group": str(claim["id"]),
                         "claim": f"{best} significantly better than the {len(worse)} methods "
                         f"marked worse ({m}, " + ", ".join(map(str, values)) + ")",
                         "source": source,

@@ -63,7 +63,7 @@ def check_claims(papers: Mapping[str, Any], tables: Mapping[str, Any], **inputs:
     claims = {paper: list(spec.get("claims") or []) for paper, spec in papers.items()}
     verdicts = evaluate_claims(claims, data, tables, references)
     env = {p: (infos.get(spec.get("pipeline")) or {}).get("env") for p, spec in papers.items()}
-    verdicts.insert(1, "env", verdicts["paper"].map(env).fillna("not run"))
+    verdicts.insert(1, "env", verdicts["paper"].map(env).fillna("unknown"))
     counts = verdicts["verdict"].value_counts()
     logger.info(
         "Reproduction: %d claims over %d papers: %s.",
@@ -132,7 +132,7 @@ def write_report(
     ]
     for paper, group in verdicts.groupby("paper", sort=False):
         counts = group["verdict"].value_counts()
-        env = (infos.get(papers[paper].get("pipeline")) or {}).get("env", "not run")
+        env = (infos.get(papers[paper].get("pipeline")) or {}).get("env", "unknown")
         md.append(
             f"| {papers[paper].get('title', paper)} | {env} | "
             + " | ".join(str(counts.get(v, 0)) for v in VERDICTS)
@@ -183,7 +183,7 @@ def _html(verdicts: pd.DataFrame, papers: Mapping[str, Any], infos: Mapping[str,
     ]  # fmt: skip
     for paper, group in verdicts.groupby("paper", sort=False):
         counts = group["verdict"].value_counts()
-        env = (infos.get(papers[paper].get("pipeline")) or {}).get("env", "not run")
+        env = (infos.get(papers[paper].get("pipeline")) or {}).get("env", "unknown")
         body.append(
             f'<tr><td><a href="#{esc(paper)}">{esc(papers[paper].get("title", paper))}</a></td>'
             f"<td>{esc(str(env))}</td>"
@@ -200,18 +200,29 @@ def _html(verdicts: pd.DataFrame, papers: Mapping[str, Any], infos: Mapping[str,
             f"<p>Results: {md_bold(_provenance(infos.get(spec.get('pipeline'))))}. "
             f"{esc(_counts_line(group))}.</p>"
         )
-        body.append(
+        header = (
             "<table><tr><th>claim</th><th>source</th><th>paper</th><th>ours</th><th>n</th>"
             "<th>verdict</th><th>detail</th></tr>"
         )
-        for r in group.itertuples():
-            body.append(
+
+        def rows(frame) -> str:
+            return "".join(
                 f"<tr><td>{esc(r.claim)}</td><td>{esc(r.source)}</td>"
                 f'<td class="num">{esc(r.paper_value or "–")}</td>'
                 f'<td class="num">{esc(r.ours or "–")}</td><td class="num">{r.n}</td>'
                 f'<td>{badge(r.verdict)}</td><td class="detail">{esc(r.detail)}</td></tr>'
+                for r in frame.itertuples()
             )
-        body.append("</table>")
+
+        # a published table's cells (one reference claim) fold into one block
+        single = group[group["group"] == ""]
+        body.append(header + rows(single) + "</table>")
+        for name, cells in group[group["group"] != ""].groupby("group", sort=False):
+            body.append(
+                f"<details><summary>{esc(name)}: {len(cells)} published cells and "
+                f"comparisons — {esc(_counts_line(cells))}</summary>"
+                + header + rows(cells) + "</table></details>"
+            )  # fmt: skip
         figures = spec.get("figures") or {}
         if figures:
             body.append('<div class="figures">')
@@ -231,6 +242,7 @@ def _html(verdicts: pd.DataFrame, papers: Mapping[str, Any], infos: Mapping[str,
         "padding:1px 8px;font-size:12px;white-space:nowrap}.ref{color:#57606a;font-style:italic}"
         ".figures{display:flex;flex-wrap:wrap;gap:12px}figure{margin:0;width:360px}"
         "figure img{width:100%;border:1px solid #d0d7de}figcaption{font-size:12px}"
+        "details{margin:1em 0}summary{cursor:pointer;font-weight:600}"
     )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
