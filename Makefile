@@ -49,4 +49,15 @@ mlflow-ui: $(STAMP)
 
 ## On-demand speed/memory checks (not tests): prints ratios against same-run baselines.
 benchmarks: $(STAMP)
-	@for b in benchmarks/bench_*.py; do echo "== $$b"; $(BIN)/python $$b || exit 1; done
+	@for b in benchmarks/bench_*.py; do \
+		case $$b in *bench_paper_cost.py) echo "== $$b: skipped (hours at the paper settings; run it by hand)"; continue;; esac; \
+		echo "== $$b"; $(BIN)/python $$b || exit 1; done
+
+## Open the notebooks (one per pipeline, reading its last run) in JupyterLab on
+## http://$(HOST):$(NOTEBOOK_PORT) (no browser: open the printed URL, token included).
+NOTEBOOK_PORT ?= 8888
+.PHONY: notebook
+notebook: $(STAMP)
+	@test -x $(BIN)/jupyter-lab || $(BIN)/python -m pip install --quiet -c requirements.lock -e ".[dev,notebook]"
+	$(BIN)/jupyter lab --ServerApp.ip=$(HOST) --ServerApp.port=$(NOTEBOOK_PORT) --no-browser \
+		--ServerApp.root_dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root)
