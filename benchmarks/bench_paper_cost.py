@@ -18,6 +18,10 @@ units: the protocol's CPU-hours, and its wall time on 2 (and N) cores as a longe
 schedule of the units; methods marked ``distributed`` parallelise themselves and run one after
 another on the driver, so they add their own time.
 
+Units are timed in CPU seconds of this process (``time.process_time``: one BLAS thread per
+unit, so on an idle core this is the wall time, and other jobs sharing the cores do not inflate
+it); a ``distributed`` method, whose work runs in other processes, in wall seconds.
+
 Baseline measured in the same run: the unit time of each stage's cheapest method, printed as
 ratios (``x cheapest``), so a slower machine moves every figure but not the ratios.
 
@@ -88,12 +92,19 @@ def stage_units(stage: dict) -> tuple[list, dict]:
     return units, task
 
 
+def _clock(distributed: bool):
+    """CPU seconds of this process (all its threads: unaffected by other jobs sharing the
+    cores), or wall seconds for a method that sends its work to other processes."""
+    return time.perf_counter if distributed else time.process_time
+
+
 def time_unit(task, method, data, split, unit, blas, tune_points: int) -> float:
-    """Seconds of one unit as the engine runs it. A method whose ``tune`` grid has more than
+    """Seconds of one unit as the engine runs it (CPU seconds, see :func:`_clock`). A method whose ``tune`` grid has more than
     ``tune_points`` points is timed in parts: the inner CV of ``tune_points`` grid points
     (spread over the grid, each fitted on every inner fold) and the final fit at the first
     point; the unit is their sum with the inner CV scaled to the whole grid."""
     inject = {"backend": "local"} if method.distributed else None
+    clock = _clock(method.distributed)
     grid = method.grid()
     with threadpool_limits(limits=blas):
         if method.tune and len(grid) > tune_points:
@@ -103,16 +114,16 @@ def time_unit(task, method, data, split, unit, blas, tune_points: int) -> float:
                 one = replace(
                     method, tune={**method.tune, "grid": {k: [v] for k, v in point.items()}}
                 )
-                start = time.perf_counter()
+                start = clock()
                 _tune(task, one, data, split, int(unit["seed"]))
-                inner += time.perf_counter() - start
+                inner += clock() - start
             final = replace(method, tune=None, params={**method.params, **grid[0]})
-            start = time.perf_counter()
+            start = clock()
             run_unit(task, final, data, split, unit, blas, False, inject)
-            return time.perf_counter() - start + inner * len(grid) / len(picks)
-    start = time.perf_counter()
+            return clock() - start + inner * len(grid) / len(picks)
+    start = clock()
     run_unit(task, method, data, split, unit, blas, False, inject)
-    return time.perf_counter() - start
+    return clock() - start
 
 
 def time_stage(

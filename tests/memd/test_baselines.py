@@ -139,3 +139,39 @@ def test_selected_k():
     gnb = GaussianNB().fit(X_gene, y)  # has an epsilon_ of its own, not MeMd's floor
     assert np.isnan(selected_k(gnb)).all()
     assert np.isnan(selected_k(LinearSVMBaseline().fit(X_gene, y))).all()
+
+
+def test_mutual_info_is_estimated_once_per_fold_with_identical_results(monkeypatch):
+    """The K grid search asks for the MI scores once per grid point on each training fold: the
+    cache gives one estimate per fold (and one for the refit), the same fit and predictions."""
+    from multiview_lab.memd import baselines
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 40))
+    y = (X[:, 0] + 0.5 * rng.normal(size=60) > 0).astype(int)
+    calls = []
+    real = baselines.mutual_info_classif
+
+    def counting(X, y, **kw):
+        calls.append(X.shape)
+        return real(X, y, **kw)
+
+    monkeypatch.setattr(baselines, "mutual_info_classif", counting)
+
+    def fit():
+        baselines._MI_CACHE.clear()
+        calls.clear()
+        model = baselines.SelectKNaiveBayes(
+            "mutual_info", model="gaussian", k_grid=(2, 5, 10, 20), random_state=0
+        ).fit(X, y)
+        return model, len(calls)
+
+    cached, n_cached = fit()
+    monkeypatch.setattr(baselines, "MI_CACHE_SIZE", 0)
+    plain, n_plain = fit()
+    assert n_plain == 4 * 5 + 1  # grid points x inner folds, and the refit
+    assert n_cached == 5 + 1
+    assert cached.best_params_ == plain.best_params_ and cached.k_ == plain.k_
+    np.testing.assert_array_equal(
+        cached.estimator_.predict_proba(X), plain.estimator_.predict_proba(X)
+    )

@@ -16,6 +16,11 @@ sets it per data set. The MeMd classifiers themselves are
 
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
+
+import numpy as np
+from scipy import sparse
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.feature_extraction.text import TfidfTransformer
 from sklearn.feature_selection import SelectKBest, chi2, f_classif, mutual_info_classif
@@ -60,17 +65,55 @@ class MutualInfoScore:
     """``mutual_info_classif`` with a fixed ``random_state``, as a ``SelectKBest`` score function
     (a picklable, skops-loadable stand-in for ``functools.partial``).
 
+    The estimate depends only on ``(X, y, random_state)``, and a K grid search asks for it once
+    per grid point on the same training fold: each result is kept (the last
+    :data:`MI_CACHE_SIZE`, keyed by a digest of the arrays, in this process) and returned
+    again, so a grid of G values costs one estimate per fold instead of G. The scores, hence the
+    selected features and every prediction, are identical.
+
     Parameters
     ----------
     random_state : int or None
-        Seeds the nearest-neighbour estimate's noise.
+        Seeds the nearest-neighbour estimate's noise (``None``: a fresh estimate every call,
+        never cached).
     """
 
     def __init__(self, random_state=None):
         self.random_state = random_state
 
     def __call__(self, X, y):
-        return mutual_info_classif(X, y, random_state=self.random_state)
+        if self.random_state is None or not isinstance(self.random_state, int | np.integer):
+            return mutual_info_classif(X, y, random_state=self.random_state)
+        key = (int(self.random_state), _digest(X), _digest(y))
+        if key in _MI_CACHE:
+            _MI_CACHE.move_to_end(key)
+            return _MI_CACHE[key].copy()
+        scores = mutual_info_classif(X, y, random_state=self.random_state)
+        _MI_CACHE[key] = scores.copy()
+        while len(_MI_CACHE) > MI_CACHE_SIZE:
+            _MI_CACHE.popitem(last=False)
+        return scores
+
+
+#: how many mutual-information estimates a process keeps (one per training fold in use)
+MI_CACHE_SIZE = 32
+_MI_CACHE: OrderedDict = OrderedDict()
+
+
+def _digest(a) -> str:
+    """Digest of an array's (or a sparse matrix's) shape, dtype and values."""
+    digest = hashlib.blake2b(digest_size=16)
+    if sparse.issparse(a):
+        a = a.tocsr()
+        parts = [a.data, a.indices, a.indptr]
+        digest.update(f"csr{a.shape}".encode())
+    else:
+        parts = [np.asarray(a)]
+    for part in parts:
+        part = np.ascontiguousarray(part)
+        digest.update(f"{part.shape}{part.dtype}".encode())
+        digest.update(part.data)
+    return digest.hexdigest()
 
 
 class _Baseline(ClassifierMixin, BaseEstimator):
