@@ -58,13 +58,34 @@ def run_pipeline(project: Path, pipeline: str, env: str = "smoke", runtime_param
 
 
 def mlflow_runs(experiment: str):
-    """The MLflow client and the runs of ``experiment`` in the test store, oldest first."""
+    """The MLflow client and the runs of ``experiment`` in the test store, oldest first: one
+    parent run per ``kedro run`` (the methods' nested runs: :func:`method_runs`)."""
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient()
     exp = client.get_experiment_by_name(experiment)
     assert exp is not None, f"no MLflow experiment {experiment!r} (named after the pipeline)"
-    return client, client.search_runs([exp.experiment_id], order_by=["attributes.start_time"])
+    runs = client.search_runs([exp.experiment_id], order_by=["attributes.start_time"])
+    return client, [r for r in runs if "mlflow.parentRunId" not in r.data.tags]
+
+
+def method_runs(client, run) -> dict:
+    """The nested runs of a parent run, by method name."""
+    children = client.search_runs(
+        [run.info.experiment_id], filter_string=f"tags.mlflow.parentRunId = '{run.info.run_id}'"
+    )
+    return {r.info.run_name: r for r in children}
+
+
+def logged_models(client, run) -> dict:
+    """The models logged by a parent run (in its methods' runs, or itself), by name."""
+    import mlflow
+
+    ids = {run.info.run_id, *(r.info.run_id for r in method_runs(client, run).values())}
+    models = mlflow.search_logged_models(
+        experiment_ids=[run.info.experiment_id], output_format="list"
+    )
+    return {m.name: m for m in models if m.source_run_id in ids}
 
 
 @pytest.fixture(scope="session")
@@ -82,9 +103,34 @@ def mlflow_uri(tmp_path_factory):
         os.environ["MLFLOW_TRACKING_URI"] = old
 
 
+#: the raw data each pipeline's smoke run reads
+SMOKE_RAW = {
+    "pbmvboost": ["mnist.npz"],
+    "gbc": ["mfeat", "terrorist_attack"],
+    "miml": ["miml_scene", "corel_mi", "miml_reuters_text", "mil_newsgroups"],
+    "memd": ["genes", "20newsgroups"],
+    "mvfs": ["mfeat"],
+}
+
+
 @pytest.fixture(scope="session")
-def pbmvboost_smoke_project(tmp_path_factory, mlflow_uri):
-    """The project copy after one ``kedro run --pipeline=pbmvboost --env=smoke``."""
-    project = make_project_copy(tmp_path_factory.mktemp("pbmvboost_project"), ["mnist.npz"])
-    run_pipeline(project, "pbmvboost", env="smoke")
-    return project
+def smoke_project(tmp_path_factory, mlflow_uri):
+    """``smoke_project(name)``: the project copy after one ``kedro run --pipelines=<name>
+    --env=smoke``, run once per test session and shared by every test that reads it (the
+    pipeline's own tests, the notebooks, the reproduction report)."""
+    done: dict[str, Path] = {}
+
+    def get(name: str) -> Path:
+        if name not in done:
+            project = make_project_copy(tmp_path_factory.mktemp(f"{name}_project"), SMOKE_RAW[name])
+            run_pipeline(project, name, env="smoke")
+            done[name] = project
+        return done[name]
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def pbmvboost_smoke_project(smoke_project):
+    """The project copy after one ``kedro run --pipelines=pbmvboost --env=smoke``."""
+    return smoke_project("pbmvboost")

@@ -1,4 +1,5 @@
-"""MLflow hooks: a run interrupted by SIGTERM or Ctrl-C ends KILLED, not RUNNING or FINISHED.
+"""MLflow hooks: a run interrupted by SIGTERM or Ctrl-C ends KILLED, not RUNNING or FINISHED,
+and so does the nested run of every method whose training node had finished.
 
 Real processes and a real SQLite store: the child starts a run through the project hooks and
 is then interrupted the way a user or a scheduler would interrupt ``kedro run``.
@@ -15,17 +16,30 @@ import pytest
 
 CHILD = textwrap.dedent(
     """
-    import os, signal, sys, time
+    import functools, os, signal, sys, time
     from pathlib import Path
+    import pandas as pd
+    from kedro.pipeline import Node
     from multiview_lab.hooks import MlflowHooks
+    from multiview_lab.pipelines.training.nodes import train_method
 
     class Pipeline:
+        nodes = []
         def inputs(self):
             return set()
 
     hooks = MlflowHooks()
     hooks._project_path = Path.cwd()
     hooks.before_pipeline_run({"pipeline_names": ["interrupted"], "run_id": "x"}, Pipeline(), {})
+    if sys.argv[2] == "with-method":  # a method's training node finished: its run is open
+        func = functools.update_wrapper(
+            functools.partial(train_method, method="A", pipeline="p", make_task=None),
+            train_method,
+        )
+        inputs = ["p.datasets", "p.splits", "params:p.methods", "params:p.protocol", "params:x"]
+        node = Node(func, inputs, "p.a.units", name="train", namespace="p.a")
+        units = {"method": "A", "results": pd.DataFrame({"accuracy": [1.0]}), "models": {}}
+        hooks.after_node_run(node=node, inputs={}, outputs={"p.a.units": units})
     print("started", flush=True)
     if sys.argv[1] == "sigterm":
         os.kill(os.getpid(), signal.SIGTERM)
@@ -36,12 +50,13 @@ CHILD = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize("how", ["sigterm", "keyboard"])
-def test_interrupted_run_is_marked_killed(tmp_path, how):
+# SIGTERM with a method's nested run open, Ctrl-C with the parent alone
+@pytest.mark.parametrize(("how", "runs"), [("sigterm", "with-method"), ("keyboard", "parent")])
+def test_interrupted_run_is_marked_killed(tmp_path, how, runs):
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     env = {**os.environ, "MLFLOW_TRACKING_URI": uri}
     proc = subprocess.run(
-        [sys.executable, "-c", CHILD, how],
+        [sys.executable, "-c", CHILD, how, runs],
         cwd=tmp_path,
         env=env,
         capture_output=True,
@@ -52,9 +67,14 @@ def test_interrupted_run_is_marked_killed(tmp_path, how):
     # SIGTERM exits with 128 + 15; an uncaught KeyboardInterrupt re-raises SIGINT (-2)
     assert proc.returncode == (128 + signal.SIGTERM if how == "sigterm" else -signal.SIGINT)
     mlflow.set_tracking_uri(uri)
-    runs = mlflow.search_runs(experiment_names=["interrupted"], output_format="list")
-    assert [r.info.status for r in runs] == ["KILLED"]
-    assert "interrupted" in runs[0].data.tags["error"]
+    found = mlflow.search_runs(experiment_names=["interrupted"], output_format="list")
+    # the parent, and the run of the method whose training node had finished
+    assert sorted(r.info.run_name == "A" for r in found) == (
+        [False, True] if runs == "with-method" else [False]
+    )
+    assert [r.info.status for r in found] == ["KILLED"] * len(found)
+    assert all("interrupted" in r.data.tags["error"] for r in found)
+    assert all(r.info.end_time is not None for r in found)
 
 
 def test_metric_series_are_logged_at_their_steps(tmp_path):

@@ -11,8 +11,6 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from tests.conftest import make_project_copy, run_pipeline
-
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 #: notebook -> (its pipeline, the model it loads, what its printed output must mention)
 CASES = {
@@ -22,38 +20,26 @@ CASES = {
     "memd": ("memd", "MeMd-J", ["the pipeline reported"]),
     "mvfs": ("mvfs", "ADMM-MVFS", ["the pipeline reported", "top 40 features per view"]),
 }
-RAW = {
-    "gbc": ["mfeat", "terrorist_attack"],
-    "miml": ["miml_scene", "corel_mi", "miml_reuters_text", "mil_newsgroups"],
-    "memd": ["genes", "20newsgroups"],
-    "mvfs": ["mfeat"],
-}
-
-
-def _smoke_project(tmp_path_factory, pipeline: str) -> Path:
-    project = make_project_copy(tmp_path_factory.mktemp(f"{pipeline}_nb"), RAW[pipeline])
-    run_pipeline(project, pipeline, env="smoke")
-    return project
 
 
 @pytest.fixture(scope="module")
-def gbc_project(tmp_path_factory, mlflow_uri):
-    return _smoke_project(tmp_path_factory, "gbc")
+def gbc_project(smoke_project):
+    return smoke_project("gbc")
 
 
 @pytest.fixture(scope="module")
-def miml_project(tmp_path_factory, mlflow_uri):
-    return _smoke_project(tmp_path_factory, "miml")
+def miml_project(smoke_project):
+    return smoke_project("miml")
 
 
 @pytest.fixture(scope="module")
-def memd_project(tmp_path_factory, mlflow_uri):
-    return _smoke_project(tmp_path_factory, "memd")
+def memd_project(smoke_project):
+    return smoke_project("memd")
 
 
 @pytest.fixture(scope="module")
-def mvfs_project(tmp_path_factory, mlflow_uri):
-    return _smoke_project(tmp_path_factory, "mvfs")
+def mvfs_project(smoke_project):
+    return smoke_project("mvfs")
 
 
 def _execute(name: str, project: Path, monkeypatch):

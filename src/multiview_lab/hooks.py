@@ -1,23 +1,46 @@
-"""MLflow tracking for every ``kedro run``: one MLflow run per Kedro run.
+"""MLflow tracking for every ``kedro run``: one parent run, and one nested run per method.
 
 Why project hooks rather than kedro-mlflow (see ``../shared/stack.md``): kedro-mlflow breaks
 ``kedro run`` until configured, cannot run under ``ParallelRunner``, its versioned artefact
 datasets fail under Kedro 1.7 and it doubles CLI start-up. These hooks do the few things the
-project needs, all from the main process, so they work under every runner:
+project needs, all from the main process, so they work under every runner.
 
-* ``before_pipeline_run``: set the tracking URI (``conf/<env>/mlflow.yml``, overridden by the
-  ``MLFLOW_TRACKING_URI`` environment variable), use the experiment named after the pipeline,
-  start a run, log every parameter the pipeline reads (flattened) and the environment as tags;
-* ``after_pipeline_run``: for each dataset the pipeline produced, log it by what its catalog
-  entry says: files under ``data/08_reporting`` and entries with ``metadata: {mlflow: artifact}``
-  as artefacts, ``metadata: {mlflow: metrics}`` as
-  metrics (a flat ``dict`` name -> value, or name -> ``[[step, value], ...]`` for a series,
-  e.g. a figure's line over training sizes), ``metadata: {mlflow: model}`` as MLflow scikit-learn
-  models (a single estimator, or a ``dict`` name -> estimator); then mark the run FINISHED;
-* ``on_pipeline_error`` (and any failure while logging): mark the run FAILED;
-* a run interrupted by Ctrl-C or ``SIGTERM`` (which Kedro's error hook does not see) is marked
-  KILLED with the reason as a tag, instead of staying RUNNING or being closed as FINISHED by
-  MLflow's own exit handler. Only ``SIGKILL`` leaves a run RUNNING.
+**The parent run** (one per ``kedro run``, in the experiment named after the pipeline) holds
+what belongs to the whole run: every parameter the pipeline reads (flattened), the environment
+and provenance as tags, the reports and tables as artefacts (files under ``data/08_reporting``
+and entries with ``metadata: {mlflow: artifact}``), ``run_info.json``, and the metrics that are
+not about one method (e.g. the reproduction verdict counts, GBC's source-count study, MVFS's
+lambda choice and ADMM-vs-RFS objective gap).
+
+**One nested run per method** (tag ``mlflow.parentRunId``, named after the method) holds that
+method's scores under **the same metric names in every method's run**, so that MLflow's chart
+view and run comparison put the methods side by side (a bar per method, a line per method):
+
+* the summary table (``<pipeline>.summary``, from the reporting conf's ``group_by`` and
+  ``metrics``): ``<keys>/<metric>`` = the mean over repetitions, with the method left out of
+  the name and numbers after their key (``MNIST1/n_train500/accuracy``),
+  ``std/<keys>/<metric>`` and ``repetitions/<keys>``
+  (:func:`multiview_lab.pipelines.reporting.nodes.method_metrics`);
+* the other ``metadata: {mlflow: metrics}`` outputs (``name -> value``, or
+  ``name -> [[step, value], ...]`` for a series such as a figure's line over training sizes):
+  a metric whose ``/``-separated name has exactly one component naming a method of the run
+  goes to that method without it (``figure2_f1/MNIST1/PB-MVBoost/f1_mean`` ->
+  ``figure2_f1/MNIST1/f1``, step = n; ``.._std`` -> ``std/..``), the rest to the parent;
+* its params (the method's registry entry) and its kept models (``metadata: {mlflow: model}``,
+  a ``dict`` :func:`~multiview_lab.protocol.engine.model_name` -> estimator), logged after its
+  metrics so that each model's page lists the method's scores. A model whose input is one 2-D
+  array gets a signature and an input example (two test rows of its own unit, taken when its
+  training node finished); a model taking a list of arrays (views, bags) gets an output-only
+  signature and its input described in the model's description, as MLflow signatures cannot
+  describe a list of arrays (a stacked-array signature would make ``mlflow.pyfunc`` reject
+  the list the estimator needs).
+
+A method's run is opened when its training node finishes (under runners that run nodes in the
+main thread; otherwise at the end) and closed when the Kedro run ends, with the parent's
+status: ``on_pipeline_error`` (and any failure while logging) marks the parent and every open
+method run FAILED with the error as a tag; a run interrupted by Ctrl-C or ``SIGTERM`` (which
+Kedro's error hook does not see) is marked KILLED, instead of staying RUNNING or being closed
+as FINISHED by MLflow's own exit handler. Only ``SIGKILL`` leaves runs RUNNING.
 """
 
 from __future__ import annotations
@@ -30,7 +53,7 @@ import platform
 import re
 import signal
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -163,17 +186,116 @@ def _exit_on_sigterm(signum, frame) -> None:
     raise SystemExit(128 + signum)
 
 
+def split_by_method(
+    metrics: Mapping[str, Any], methods: Iterable[str]
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """Split flat metrics ``a/b/<method>/c/metric_mean`` into per-method metrics and the rest.
+
+    A name with exactly one ``/``-separated component naming one of ``methods`` (as the
+    reporting nodes write names: :func:`~multiview_lab.pipelines.reporting.nodes.metric_name_part`)
+    goes to that method without the component; ``<metric>_mean`` becomes ``<metric>`` and
+    ``<metric>_std`` becomes ``std/.../<metric>``. Values (numbers or series) are kept as they
+    are. Returns ``({method: {name: value}}, {name: value of the others})``.
+    """
+    from multiview_lab.pipelines.reporting.nodes import metric_name_part
+
+    by_part = {metric_name_part(m): str(m) for m in methods}
+    per_method: dict[str, dict[str, Any]] = {}
+    rest: dict[str, Any] = {}
+    for key, value in metrics.items():
+        parts = str(key).split("/")
+        hits = [i for i, part in enumerate(parts) if part in by_part]
+        if len(hits) != 1 or len(parts) < 2:
+            rest[key] = value
+            continue
+        method = by_part[parts[hits[0]]]
+        parts = parts[: hits[0]] + parts[hits[0] + 1 :]
+        leaf = parts[-1]
+        if leaf.endswith("_mean"):
+            parts[-1] = leaf[: -len("_mean")]
+        elif leaf.endswith("_std"):
+            parts = ["std", *parts[:-1], leaf[: -len("_std")]]
+        per_method.setdefault(method, {})["/".join(parts)] = value
+    return per_method, rest
+
+
+def method_of_model(name: str, methods: Iterable[str]) -> str | None:
+    """The method a kept model belongs to: its name is ``model_name`` of one of the method's
+    units, ``<method>_<dataset>_...`` (the longest matching method wins)."""
+    from multiview_lab.protocol.engine import model_name
+
+    best, best_len = None, -1
+    for method in methods:
+        prefix = model_name({"method": method})
+        if (name == prefix or name.startswith(prefix + "_")) and len(prefix) > best_len:
+            best, best_len = str(method), len(prefix)
+    return best
+
+
+def _training_method(node) -> str | None:
+    """The method of a training node of :mod:`multiview_lab.pipelines.training` (else None)."""
+    from multiview_lab.pipelines.training.nodes import train_method
+
+    func = node.func
+    if getattr(func, "__wrapped__", None) is train_method:
+        return (getattr(func, "keywords", None) or {}).get("method")
+    return None
+
+
+def _head(X: Any, kind: str, n: int = 2) -> Any:
+    """The first ``n`` samples of a model input: rows of a 2-D array, of each view of a list
+    of views, or the first ``n`` bags of a list of bags."""
+    return [V[:n] for V in X] if kind == "views" else X[:n]
+
+
+def _describe_input(kind: str, example: Any) -> str:
+    """A sentence on what the model's ``predict`` takes (for the model's description)."""
+    if kind == "views":
+        shapes = ", ".join(str(V.shape[1]) for V in example)
+        dtypes = sorted({str(V.dtype) for V in example})
+        return (
+            f"Input: a list of {len(example)} views, one 2-D array per view with one row per "
+            f"sample ({shapes} columns; {', '.join(dtypes)}), e.g. "
+            "model.predict([X_view1, X_view2, ...]). MLflow signatures cannot describe a list "
+            "of arrays, so the signature gives the output only (a stacked-array signature would "
+            "make mlflow.pyfunc reject the list the estimator needs)."
+        )
+    if kind == "bags":
+        width = sorted({B.shape[1] for B in example if getattr(B, "ndim", 0) == 2})
+        return (
+            "Input: a list of bags, one 2-D array of instances per sample (instances x "
+            f"{', '.join(map(str, width))} features). MLflow signatures cannot describe a list "
+            "of arrays, so the signature gives the output only."
+        )
+    return (
+        f"Input: one 2-D {'sparse ' if kind == 'sparse' else ''}array, one row per sample "
+        f"({example.shape[1]} columns); the input example is two test rows of the model's unit."
+    )
+
+
 class MlflowHooks:
     """Project hooks that track each Kedro run in MLflow (see the module docstring)."""
 
     def __init__(self) -> None:
-        self._run_id: str | None = None
+        self._run_id: str | None = None  # the parent run
         self._experiment: str | None = None
+        self._experiment_id: str | None = None
         self._catalog = None
         self._project_path: Path | None = None
         self._config: dict[str, Any] = {}
         self._previous_sigterm = None
+        self._reset_run_state()
 
+    def _reset_run_state(self) -> None:
+        self._pid: int | None = None
+        self._child_tags: dict[str, str] = {}
+        self._children: dict[str, str] = {}  # method -> its open nested run
+        self._methods: dict[str, dict[str, Any]] = {}  # method -> {"params", "reading_of"}
+        self._examples: dict[str, tuple[str, Any]] = {}  # model name -> (kind, input example)
+
+    # ------------------------------------------------------------------------------------
+    # Closing: every path ends the parent and every open method run
+    # ------------------------------------------------------------------------------------
     def _watch_interruptions(self) -> None:
         # Registered after mlflow's own exit handler, so it runs first (atexit is LIFO).
         atexit.register(self._end_interrupted_run)
@@ -188,12 +310,28 @@ class MlflowHooks:
             self._previous_sigterm = None
 
     def _end_run(self, mlflow, status: str, error: str | None = None) -> None:
-        """Close the open run with ``status`` (and the error as a tag); stop watching signals."""
-        if error is not None:
-            mlflow.set_tag("error", error[:5000])
-        mlflow.end_run(status=status)
-        self._run_id = None
-        self._stop_watching()
+        """Close every open method run and the parent with ``status`` (the error as a tag on
+        each); stop watching signals."""
+        parent = self._run_id
+        client = mlflow.MlflowClient()
+        try:
+            if error is not None:
+                client.set_tag(parent, "error", error[:5000])
+            for method, run_id in list(self._children.items()):
+                with contextlib.suppress(Exception):  # close the others whatever happens
+                    if error is not None:
+                        client.set_tag(run_id, "error", f"Kedro run {status}: {error}"[:5000])
+                    client.set_terminated(run_id, status)
+                self._children.pop(method, None)
+        finally:
+            # the fluent stack: a method run being logged (if any), then the parent
+            while (active := mlflow.active_run()) is not None:
+                mlflow.end_run(status=status)
+                if active.info.run_id == parent:
+                    break
+            self._run_id = None
+            self._children.clear()
+            self._stop_watching()
 
     def _end_interrupted_run(self) -> None:
         """At interpreter exit with the run still open: the pipeline never ended; mark KILLED."""
@@ -207,6 +345,9 @@ class MlflowHooks:
             )
         self._run_id = None
 
+    # ------------------------------------------------------------------------------------
+    # Set-up
+    # ------------------------------------------------------------------------------------
     @hook_impl
     def after_context_created(self, context) -> None:
         self._project_path = Path(context.project_path)
@@ -229,7 +370,7 @@ class MlflowHooks:
     def _description(self, kind: str, name: str) -> str:
         return str(((self._config.get("descriptions") or {}).get(kind) or {}).get(name) or "")
 
-    def _experiment_id(self, mlflow, name: str) -> str:
+    def _get_experiment_id(self, mlflow, name: str) -> str:
         experiment = mlflow.get_experiment_by_name(name)
         if experiment is not None:
             if "mlflow.note.content" not in experiment.tags:
@@ -259,12 +400,44 @@ class MlflowHooks:
             if not client.search_runs(["0"], max_results=1, run_view_type=3):
                 client.delete_experiment("0")
 
+    def _read_methods(self, pipeline, catalog) -> None:
+        """Each training node's method and its registry entry (the nested run's params);
+        a ``readings`` entry (another prediction of the same fitted model, scored as a method
+        of its own) gets the params of the method it reads, and a ``reading_of`` tag."""
+        registries: dict[str, Any] = {}
+        for node in getattr(pipeline, "nodes", []):
+            method = _training_method(node)
+            if method is None or len(node.inputs) < 3:
+                continue
+            registry = node.inputs[2]  # params:<pipeline>.<registry>
+            if registry not in registries:
+                try:
+                    registries[registry] = dict(catalog.load(registry) or {})
+                except Exception:  # noqa: BLE001 - params only decorate the nested run
+                    registries[registry] = {}
+            entry = registries[registry].get(method)
+            if not isinstance(entry, Mapping):
+                continue
+            # the pipeline's own registry ("params:mvfs.selectors"): no prefix; a study's
+            # ("params:miml.reuters.methods"): "reuters."
+            study = registry.removeprefix("params:").split(".")[1:-1]
+            prefix = "".join(f"{part}." for part in study)
+            info = self._methods.setdefault(method, {"params": {}})
+            info["params"].update(flatten_params(dict(entry), prefix))
+            fitted = {k: v for k, v in entry.items() if k != "readings"}
+            for reading, options in (entry.get("readings") or {}).items():
+                read = self._methods.setdefault(str(reading), {"params": {}})
+                read["reading_of"] = method
+                read["params"].update(flatten_params(fitted, prefix))
+                read["params"].update(flatten_params(options or {}, f"{prefix}reading."))
+
     @hook_impl
     def before_pipeline_run(self, run_params: dict[str, Any], pipeline, catalog) -> None:
         if self._config.get("enabled", True) is False:
             return
         import mlflow
 
+        self._reset_run_state()
         self._catalog = catalog
         if self._project_path is None:
             self._project_path = Path(run_params.get("project_path") or Path.cwd())
@@ -272,7 +445,8 @@ class MlflowHooks:
         experiment = self._config.get("experiment_name") or "+".join(names)
         self._experiment = experiment
         mlflow.set_tracking_uri(self._tracking_uri())
-        experiment_id = self._experiment_id(mlflow, experiment)
+        experiment_id = self._get_experiment_id(mlflow, experiment)
+        self._experiment_id = experiment_id
         self._drop_empty_default(mlflow)
         env = run_params.get("env") or "base"
         description = "\n\n".join(
@@ -283,21 +457,36 @@ class MlflowHooks:
             )
             if t
         )
+        git = _git_state(self._project_path)
+        self._child_tags = {
+            "kedro.run_id": str(run_params.get("run_id")),
+            "kedro.env": env,
+            "kedro.pipelines": ",".join(names),
+            **git,
+        }
+        run_name = f"{experiment}-{env}-{run_params.get('run_id', '')[:19]}"
         run = mlflow.start_run(
             experiment_id=experiment_id,
-            run_name=f"{experiment}-{env}-{run_params.get('run_id', '')[:19]}",
+            run_name=run_name,
             tags={
-                "kedro.run_id": str(run_params.get("run_id")),
-                "kedro.env": env,
-                "kedro.pipelines": ",".join(names),
+                **self._child_tags,
                 "kedro.runner": _runner_name(run_params.get("runner")),
                 "kedro.version": str(run_params.get("kedro_version")),
                 "python": platform.python_version(),
-                **_git_state(self._project_path),
                 **({"mlflow.note.content": description} if description else {}),
             },
         )
         self._run_id = run.info.run_id
+        self._pid = os.getpid()
+        self._child_tags["kedro.parent_run_name"] = run_name
+        # what started the run (the UI's Source and User columns), for the method runs too
+        self._child_tags.update(
+            {
+                k: v
+                for k, v in run.data.tags.items()
+                if k.startswith("mlflow.source.") or k == "mlflow.user"
+            }
+        )
         self._watch_interruptions()
         params: dict[str, str] = {"kedro.env": env}
         for name in sorted(pipeline.inputs()):
@@ -308,6 +497,7 @@ class MlflowHooks:
         items = list(params.items())
         for start in range(0, len(items), 100):
             mlflow.log_params(dict(items[start : start + 100]))
+        self._read_methods(pipeline, catalog)
         logger.info(
             "MLflow run %s in experiment %r (%s).",
             self._run_id,
@@ -315,6 +505,92 @@ class MlflowHooks:
             mlflow.get_tracking_uri(),
         )
 
+    # ------------------------------------------------------------------------------------
+    # During the run: a method's nested run opens when its training node finishes
+    # ------------------------------------------------------------------------------------
+    def _open_child(self, method: str) -> str:
+        """The open nested run of ``method``, created (with its params) if need be."""
+        if method in self._children:
+            return self._children[method]
+        from mlflow.entities import Param
+        from mlflow.tracking import MlflowClient
+
+        client = MlflowClient()
+        info = self._methods.get(method, {})
+        tags = {
+            **self._child_tags,
+            "mlflow.parentRunId": self._run_id,
+            "method": method,
+            **({"reading_of": info["reading_of"]} if info.get("reading_of") else {}),
+        }
+        run = client.create_run(self._experiment_id, run_name=method, tags=tags)
+        run_id = run.info.run_id
+        self._children[method] = run_id
+        params = [Param(k, str(v)[:6000]) for k, v in (info.get("params") or {}).items()]
+        for start in range(0, len(params), 100):
+            client.log_batch(run_id, params=params[start : start + 100])
+        return run_id
+
+    def _keep_examples(self, node, inputs: Mapping[str, Any], method: str, models) -> None:
+        """Two test rows of each kept model's own unit, as its task gives them to ``predict``
+        (the model's input example; the inputs are in memory only while the node runs)."""
+        from multiview_lab.protocol import BagsTask, model_name, parse_method
+        from multiview_lab.protocol.splits import key_columns
+
+        wanted = {name for name in models if name not in self._examples}
+        if not wanted or len(node.inputs) < 4:
+            return
+        datasets, splits = inputs[node.inputs[0]], inputs[node.inputs[1]]
+        task = node.func.keywords["make_task"](inputs[node.inputs[3]])
+        if not hasattr(task, "test_part"):  # e.g. sources and graphs, scored transductively
+            self._examples.update({name: ("none", type(task).__name__) for name in wanted})
+            return
+        entry = parse_method(method, inputs[node.inputs[2]][method], task.method_options)
+        keys = key_columns(splits)
+        for split in splits.to_dict("records"):
+            unit = {"method": method}
+            unit.update({k: getattr(split[k], "item", lambda v=split[k]: v)() for k in keys})
+            name = model_name(unit)
+            if name not in wanted:
+                continue
+            X, _ = task.test_part(datasets[unit["dataset"]], split, entry)
+            if isinstance(task, BagsTask):
+                kind = "bags"
+            elif isinstance(X, list | tuple):
+                kind = "views"
+            else:
+                kind = "sparse" if hasattr(X, "tocsr") else "array"
+            self._examples[name] = (kind, _head(X, kind))
+            wanted.discard(name)
+            if not wanted:
+                return
+
+    @hook_impl
+    def after_node_run(self, node, inputs, outputs) -> None:
+        # Only in the process and thread that own the parent run (ParallelRunner runs nodes in
+        # other processes, ThreadRunner in other threads: their methods' runs open at the end).
+        if (
+            self._run_id is None
+            or os.getpid() != self._pid
+            or threading.current_thread() is not threading.main_thread()
+        ):
+            return
+        try:
+            method = _training_method(node)
+            if method is None:
+                return
+            out = outputs.get(node.outputs[0]) if node.outputs else None
+            if not isinstance(out, Mapping) or not len(out.get("results", ())):
+                return  # a method not enabled in this environment
+            self._open_child(method)
+            if out.get("models"):
+                self._keep_examples(node, inputs, method, out["models"])
+        except Exception:  # noqa: BLE001 - tracking must never fail the pipeline
+            logger.warning("MLflow: could not prepare the run of %s.", node.name, exc_info=True)
+
+    # ------------------------------------------------------------------------------------
+    # End of the run
+    # ------------------------------------------------------------------------------------
     @hook_impl
     def after_pipeline_run(self, run_params: dict[str, Any], pipeline, catalog) -> None:
         project = self._project_path or Path(run_params.get("project_path") or Path.cwd())
@@ -331,10 +607,10 @@ class MlflowHooks:
                     str(path), artifact_path=path.parent.relative_to(project / "data").as_posix()
                 )
             self._log_outputs(mlflow, pipeline, catalog)
-        except Exception:
-            # An exception here does not reach on_pipeline_error: close the run as failed.
+        except Exception as exc:
+            # An exception here does not reach on_pipeline_error: close the runs as failed.
             logger.exception("Logging to MLflow failed; marking run %s FAILED.", self._run_id)
-            self._end_run(mlflow, "FAILED")
+            self._end_run(mlflow, "FAILED", f"logging to MLflow: {type(exc).__name__}: {exc}")
             raise
         run_id = self._run_id
         self._end_run(mlflow, "FINISHED")
@@ -359,8 +635,9 @@ class MlflowHooks:
         """The run's last lines: where its reports are, its MLflow run and how to browse it."""
         reports = ", ".join(self._report_dirs(pipeline, catalog)) or "none"
         logger.info(
-            "Run finished. Reports: %s. MLflow run %s (experiment %r). Browse it with "
-            "`make mlflow-ui` (http://127.0.0.1:5000), the DAG with `make viz`.",
+            "Run finished. Reports: %s. MLflow run %s (experiment %r), one nested run per "
+            "method. Browse it with `make mlflow-ui` (http://127.0.0.1:5000), the DAG with "
+            "`make viz`.",
             reports,
             run_id,
             self._experiment,
@@ -372,10 +649,35 @@ class MlflowHooks:
             return
         import mlflow
 
-        logger.info("MLflow run %s marked FAILED.", self._run_id)
+        logger.info("MLflow run %s (and its method runs) marked FAILED.", self._run_id)
         self._end_run(mlflow, "FAILED", f"{type(error).__name__}: {error}")
 
+    def _method_tables(self, pipeline, catalog) -> tuple[dict[str, dict[str, Any]], set[str]]:
+        """Per-method metrics of every summary table the shared reporting turned into metrics
+        (:func:`~multiview_lab.pipelines.reporting.nodes.method_metrics`), and the metrics
+        datasets they replace."""
+        from multiview_lab.pipelines.reporting.nodes import method_metrics, summary_to_metrics
+
+        per_method: dict[str, dict[str, Any]] = {}
+        replaced: set[str] = set()
+        for node in pipeline.nodes:
+            if node.func is not summary_to_metrics or len(node.inputs) != 2:
+                continue
+            try:
+                split = method_metrics(*(catalog.load(name) for name in node.inputs))
+            except Exception:  # noqa: BLE001 - e.g. an in-memory summary: split by name instead
+                logger.info("MLflow: %s split by metric name.", node.outputs[0], exc_info=True)
+                continue
+            if split:
+                _merge(per_method, split, node.outputs[0])
+                replaced.update(node.outputs)
+        return per_method, replaced
+
     def _log_outputs(self, mlflow, pipeline, catalog) -> None:
+        per_method, replaced = self._method_tables(pipeline, catalog)
+        methods = set(self._methods) | set(per_method) | set(self._children)
+        parent_metrics: dict[str, Any] = {}
+        models: dict[str, dict[str, Any]] = {}  # method (None: the parent) -> name -> model
         for name in sorted(pipeline.all_outputs()):
             if name not in catalog:
                 continue
@@ -383,10 +685,17 @@ class MlflowHooks:
             meta = (getattr(dataset, "metadata", None) or {}).get("mlflow")
             # a file dataset's file, or a PartitionedDataset's folder
             filepath = getattr(dataset, "_filepath", None) or getattr(dataset, "_path", None)
-            if meta == "metrics":
-                _log_metrics(mlflow, catalog.load(name))
+            if meta == "metrics" and name not in replaced:
+                mine, rest = split_by_method(catalog.load(name), methods)
+                _merge(per_method, mine, name)
+                parent_metrics.update(rest)
             elif meta == "model":
-                self._log_models(mlflow, name, catalog.load(name))
+                loaded = catalog.load(name)
+                if not isinstance(loaded, Mapping):
+                    loaded = {name.replace(".", "-"): loaded}
+                for model_name, model in loaded.items():
+                    owner = method_of_model(str(model_name), methods)
+                    models.setdefault(owner, {})[str(model_name)] = model
             if filepath is None:
                 continue
             path = Path(str(filepath))
@@ -405,22 +714,90 @@ class MlflowHooks:
                 )
             elif path.exists():
                 mlflow.log_artifact(str(path), artifact_path=artifact_dir)
+        _log_metrics(mlflow, parent_metrics)
+        for model_name, model in (models.pop(None, None) or {}).items():
+            logger.info("MLflow: model %s names no method of the run; logged in the parent.",
+                        model_name)  # fmt: skip
+            self._log_model(mlflow, model_name, model)
+        # the methods in the order they first appear: training nodes, then the tables
+        order = list(dict.fromkeys([*self._children, *per_method, *models]))
+        if order:
+            mlflow.set_tag("methods", ", ".join(order)[:5000])
+        for method in order:
+            self._log_method(mlflow, method, per_method.get(method, {}), models.get(method, {}))
 
-    def _log_models(self, mlflow, dataset_name: str, models: Any) -> None:
-        import mlflow.sklearn
-
-        if not isinstance(models, Mapping):
-            models = {dataset_name.replace(".", "-"): models}
-        requirements = self._config.get("model_pip_requirements") or []
+    def _log_method(self, mlflow, method: str, metrics: Mapping[str, Any], models) -> None:
+        """Log one method's metrics, then its models (MLflow links the run's metrics to each
+        model logged after them), into its nested run, and close it FINISHED."""
+        run_id = self._open_child(method)
+        # resuming a run checks it against the process's active experiment, which an earlier
+        # run in this process (another pipeline, a notebook) may have set to its own
+        mlflow.set_experiment(experiment_id=self._experiment_id)
+        mlflow.start_run(run_id=run_id, nested=True)
+        _log_metrics(mlflow, metrics)
         for model_name, model in models.items():
-            info = mlflow.sklearn.log_model(
-                model,
-                name=str(model_name),
-                serialization_format="skops",
-                skops_trusted_types=_trusted_types(model),
-                pip_requirements=list(requirements),
+            self._log_model(mlflow, model_name, model)
+        mlflow.end_run(status="FINISHED")
+        self._children.pop(method, None)
+
+    def _log_model(self, mlflow, model_name: str, model: Any) -> None:
+        """Log one estimator (skops) with a signature and an input example when its input is
+        one array, an output-only signature and a described input when it is a list."""
+        import mlflow.sklearn
+        from mlflow.models import infer_signature
+
+        requirements = self._config.get("model_pip_requirements") or []
+        predict = next((f for f in ("predict", "transform") if hasattr(model, f)), "predict")
+        kind, example = self._examples.get(model_name, (None, None))
+        signature, input_example = None, None
+        if kind == "none":
+            note = (
+                f"No signature: the pipeline's task ({example}) gives the model no array of test "
+                "rows (e.g. sources and graphs scored transductively); see the estimator's "
+                f"{predict} for its input."
             )
-            logger.info("Logged MLflow model %s (%s).", model_name, info.model_uri)
+        else:
+            note = (
+                "No signature: no input example was taken (its training node did not run in "
+                "this run's main thread, e.g. ParallelRunner or a run from the reports only)."
+            )
+        if kind not in (None, "none"):
+            note = _describe_input(kind, example)
+            try:
+                output = getattr(model, predict)(example)
+                if kind in ("array", "sparse"):
+                    signature, input_example = infer_signature(example, output), example
+                else:
+                    signature = infer_signature(None, output)
+            except Exception as exc:  # noqa: BLE001 - a model without a signature still logs
+                note += f" (No signature: {predict} failed on the example: {exc})"
+        params = {}
+        with contextlib.suppress(Exception):
+            params = {k: str(v)[:6000] for k, v in model.get_params(deep=False).items()}
+        info = mlflow.sklearn.log_model(
+            model,
+            name=str(model_name),
+            serialization_format="skops",
+            skops_trusted_types=_trusted_types(model),
+            pip_requirements=list(requirements),
+            pyfunc_predict_fn=predict,
+            signature=signature,
+            input_example=input_example,
+            params=params or None,
+            tags={"mlflow.note.content": note},
+        )
+        logger.info("Logged MLflow model %s (%s).", model_name, info.model_uri)
+
+
+def _merge(into: dict[str, dict[str, Any]], more: Mapping[str, Mapping[str, Any]], source: str):
+    """Add per-method metrics; a name a method already has keeps its first value."""
+    for method, metrics in more.items():
+        mine = into.setdefault(method, {})
+        clash = sorted(set(mine) & set(metrics))
+        if clash:
+            logger.warning("MLflow: %s repeats metric(s) %s of %s; kept the first.",
+                           source, clash[:5], method)  # fmt: skip
+        mine.update({k: v for k, v in metrics.items() if k not in mine})
 
 
 class ExecutionHooks:

@@ -12,7 +12,13 @@ import pytest
 from multiview_lab.gbc.graphs import edges_to_adjacency
 from multiview_lab.io import NpzDataset
 from multiview_lab.protocol import close_backends
-from tests.conftest import make_project_copy, mlflow_runs, run_pipeline
+from tests.conftest import (
+    logged_models,
+    make_project_copy,
+    method_runs,
+    mlflow_runs,
+    run_pipeline,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -30,12 +36,8 @@ METHODS = {
 
 
 @pytest.fixture(scope="module")
-def gbc_smoke_project(tmp_path_factory, mlflow_uri):
-    project = make_project_copy(
-        tmp_path_factory.mktemp("gbc_project"), ["mfeat", "terrorist_attack"]
-    )
-    run_pipeline(project, "gbc", env="smoke")
-    return project
+def gbc_smoke_project(smoke_project):
+    return smoke_project("gbc")
 
 
 def test_catalog_outputs(gbc_smoke_project):
@@ -81,8 +83,9 @@ def test_mlflow_run_finished_with_params_metrics_artifacts(gbc_smoke_project):
     assert run.info.status == "FINISHED"
     assert run.data.params["gbc.protocol.n_splits"] == "1"
     assert run.data.params["gbc.methods.GBC.params.n_iter"] == "5"
-    assert 0 <= run.data.metrics["mfeat/uniform/GBC/10/error_mean"] <= 1
-    assert "terrorist/non_overlapping/Self-GBDT/50/error_mean" in run.data.metrics
+    methods = method_runs(client, run)
+    assert 0 <= methods["GBC"].data.metrics["mfeat/uniform/train_pct10/error"] <= 1
+    assert "terrorist/non_overlapping/train_pct50/error" in methods["Self-GBDT"].data.metrics
     assert "mfeat/uniform/10/2/error_mean" in run.data.metrics  # Table 4 analogue
     reporting = {a.path for a in client.list_artifacts(run.info.run_id, "08_reporting/gbc")}
     assert {
@@ -100,11 +103,7 @@ def test_logged_models_load_and_predict_on_the_pipeline_inputs(gbc_smoke_project
     on the pipeline's own sources and graphs like the catalog's model."""
     client, runs = mlflow_runs("gbc")
     run = [r for r in runs if r.data.tags.get("kedro.env") == "smoke"][-1]
-    models = mlflow.search_logged_models(
-        experiment_ids=[run.info.experiment_id],
-        filter_string=f"source_run_id = '{run.info.run_id}'",
-        output_format="list",
-    )
+    models = list(logged_models(client, run).values())
     by_name = {m.name: m for m in models}
     assert {name.split("_mfeat_")[0] for name in by_name} == METHODS
     data = gbc_smoke_project / "data"

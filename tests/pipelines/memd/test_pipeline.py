@@ -10,7 +10,14 @@ import pandas as pd
 import pytest
 import yaml
 
-from tests.conftest import PROJECT_ROOT, make_project_copy, mlflow_runs, run_pipeline
+from tests.conftest import (
+    PROJECT_ROOT,
+    logged_models,
+    make_project_copy,
+    method_runs,
+    mlflow_runs,
+    run_pipeline,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -19,11 +26,9 @@ TIMING = ["fit_time_s", "score_time_s"]
 
 
 @pytest.fixture(scope="module")
-def memd_smoke_project(tmp_path_factory, mlflow_uri):
-    """The project copy after one ``kedro run --pipeline=memd --env=smoke``."""
-    project = make_project_copy(tmp_path_factory.mktemp("memd_project"), RAW)
-    run_pipeline(project, "memd", env="smoke")
-    return project
+def memd_smoke_project(smoke_project):
+    """The project copy after one ``kedro run --pipelines=memd --env=smoke``."""
+    return smoke_project("memd")
 
 
 def _smoke_run(backend: str):
@@ -92,8 +97,9 @@ def test_mlflow_run_finished_with_metrics_artifacts_and_models(memd_smoke_projec
     client, run = _smoke_run("local")
     assert run.info.status == "FINISHED"
     assert run.data.params["memd.protocol.gene.n_folds"] == "3"
-    assert 0.85 < run.data.metrics["golub/MeMd-J/accuracy_mean"] <= 1
-    assert "baseball_vs_hockey/NB-chi2/accuracy_mean" in run.data.metrics
+    methods = method_runs(client, run)
+    assert 0.85 < methods["MeMd-J"].data.metrics["golub/accuracy"] <= 1
+    assert "baseball_vs_hockey/accuracy" in methods["NB-chi2"].data.metrics
     reported = {a.path for a in client.list_artifacts(run.info.run_id, "08_reporting/memd")}
     assert {"08_reporting/memd/summary.csv", "08_reporting/memd/top_words.md"} <= reported
     model_output = {a.path for a in client.list_artifacts(run.info.run_id, "07_model_output/memd")}
@@ -102,11 +108,7 @@ def test_mlflow_run_finished_with_metrics_artifacts_and_models(memd_smoke_projec
     assert "08_reporting/memd/curves/accuracy_vs_k_text.png" in curves
     # the first unit of every method is logged; a logged model loads back and predicts on the
     # pipeline's own inputs (dense genes, sparse text) like the one in the catalog
-    models = mlflow.search_logged_models(
-        experiment_ids=[run.info.experiment_id],
-        filter_string=f"source_run_id = '{run.info.run_id}'",
-        output_format="list",
-    )
+    models = list(logged_models(client, run).values())
     logged = {m.name: m for m in models}
     assert len(logged) == 11
     data = memd_smoke_project / "data"

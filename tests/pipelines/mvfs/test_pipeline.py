@@ -11,7 +11,13 @@ import pytest
 
 from multiview_lab.io import NpzDataset
 from multiview_lab.protocol import close_backends
-from tests.conftest import make_project_copy, mlflow_runs, run_pipeline
+from tests.conftest import (
+    logged_models,
+    make_project_copy,
+    method_runs,
+    mlflow_runs,
+    run_pipeline,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -21,10 +27,8 @@ TIMING = ["fit_time_s", "score_time_s"]
 
 
 @pytest.fixture(scope="module")
-def local_project(tmp_path_factory, mlflow_uri):
-    project = make_project_copy(tmp_path_factory.mktemp("mvfs_local"), ["mfeat"])
-    run_pipeline(project, "mvfs", env="smoke")
-    return project
+def local_project(smoke_project):
+    return smoke_project("mvfs")
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +84,7 @@ def test_mlflow_run_metrics_artifacts_and_models(local_project):
     run = [r for r in runs if r.data.params.get("execution.backend") == "local"][-1]
     assert run.info.status == "FINISHED"
     assert run.data.params["mvfs.protocol.n_splits"] == "1"
-    assert "mfeat/ADMM-MVFS/linear_svm/10/accuracy_mean" in run.data.metrics
+    assert "mfeat/linear_svm/k10/accuracy" in method_runs(client, run)["ADMM-MVFS"].data.metrics
     assert "objective_gap/rel_gap_mean" in run.data.metrics
     assert run.data.metrics["lam_cv/split0/lam"] in (1.0, 100.0)
     assert {"lam_cv/split0/lam_frac", "lam_cv/split0/score"} <= set(run.data.metrics)
@@ -91,11 +95,7 @@ def test_mlflow_run_metrics_artifacts_and_models(local_project):
         "08_reporting/mvfs/lam_chosen.csv",
         "08_reporting/mvfs/lam_sensitivity.png",
     } <= artifacts
-    models = mlflow.search_logged_models(
-        experiment_ids=[run.info.experiment_id],
-        filter_string=f"source_run_id = '{run.info.run_id}'",
-        output_format="list",
-    )
+    models = list(logged_models(client, run).values())
     assert {m.name for m in models} == {
         f"{name.replace(' ', '-')}_mfeat_split0" for name in METHODS
     }  # one fitted selector per method (the first split)

@@ -9,7 +9,13 @@ import pandas as pd
 import pytest
 
 from multiview_lab.io import NpzDataset
-from tests.conftest import make_project_copy, mlflow_runs, run_pipeline
+from tests.conftest import (
+    logged_models,
+    make_project_copy,
+    method_runs,
+    mlflow_runs,
+    run_pipeline,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -93,7 +99,13 @@ def test_mlflow_run_finished_with_params_metrics_artifacts_models(pbmvboost_smok
     assert "MNIST" in experiment.tags["mlflow.note.content"]
     assert client.get_experiment("0").lifecycle_stage == "deleted"  # no empty "Default"
     assert run.data.params["pbmvboost.methods.PB-MVBoost.params.n_estimators"] == "10"
-    assert "MNIST1/PB-MVBoost/100/accuracy_mean" in run.data.metrics
+    # one nested run per method (its reading PB-MVBoost-final-rho included), the same names
+    methods = method_runs(client, run)
+    assert "PB-MVBoost-final-rho" in methods and len(methods) == 11
+    assert len({frozenset(m.data.metrics) for m in methods.values()}) == 1
+    pb = methods["PB-MVBoost"]
+    assert "MNIST1/n_train100/accuracy" in pb.data.metrics
+    assert not any("PB-MVBoost" in key for key in run.data.metrics)
     artifacts = {a.path for a in client.list_artifacts(run.info.run_id, "08_reporting/pbmvboost")}
     assert {
         "08_reporting/pbmvboost/table1.csv",
@@ -105,14 +117,10 @@ def test_mlflow_run_finished_with_params_metrics_artifacts_models(pbmvboost_smok
     }
     assert "08_reporting/pbmvboost/figure_data/figure3.csv" in data
     # Figure 2's lines as metric series over n (one size, 100, in the smoke run)
-    history = client.get_metric_history(run.info.run_id, "figure2_f1/MNIST1/PB-MVBoost/f1_mean")
+    history = client.get_metric_history(pb.info.run_id, "figure2_f1/MNIST1/f1")
     assert [m.step for m in history] == [100]
-    assert history[0].value == pytest.approx(run.data.metrics["MNIST1/PB-MVBoost/100/f1_mean"])
-    models = mlflow.search_logged_models(
-        experiment_ids=[run.info.experiment_id],
-        filter_string=f"source_run_id = '{run.info.run_id}'",
-        output_format="list",
-    )
+    assert history[0].value == pytest.approx(pb.data.metrics["MNIST1/n_train100/f1"])
+    models = list(logged_models(client, run).values())
     # the first unit of each of the 10 fitted methods, and PB-MVBoost on the other 3 (data set,
     # task) units of draw 0 (protocol.keep_models)
     names = sorted(m.name for m in models)

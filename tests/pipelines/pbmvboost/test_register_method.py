@@ -2,12 +2,11 @@
 project copy runs through the whole pipeline (its own training node, its rows in Table 1, its
 model in MLflow) with no code change."""
 
-import mlflow
 import pandas as pd
 import pytest
 import yaml
 
-from tests.conftest import make_project_copy, mlflow_runs, run_pipeline
+from tests.conftest import logged_models, make_project_copy, mlflow_runs, run_pipeline
 
 pytestmark = pytest.mark.slow
 
@@ -38,15 +37,8 @@ def test_a_scikit_learn_classifier_registered_in_conf_runs_end_to_end(tmp_path, 
     row = table[(table["method"] == "LogReg-concat") & (table["dataset"] == "MNIST1")].iloc[0]
     assert row["n_draws"] == 2 and 0.8 < row["accuracy_mean"] <= 1
     assert (project / "data/06_models/pbmvboost/units/logreg_concat.pkl").exists()
-    _, runs = mlflow_runs("pbmvboost")
+    client, runs = mlflow_runs("pbmvboost")
     run = runs[-1]
     assert run.info.status == "FINISHED"
-    names = [
-        m.name
-        for m in mlflow.search_logged_models(
-            experiment_ids=[run.info.experiment_id],
-            filter_string=f"source_run_id = '{run.info.run_id}'",
-            output_format="list",
-        )
-    ]
+    names = list(logged_models(client, run))
     assert any(n.startswith("LogReg-concat_") for n in names)

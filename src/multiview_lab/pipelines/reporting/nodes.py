@@ -30,6 +30,7 @@ columns; see :mod:`multiview_lab.evaluation`) and the method's ``reporting`` par
 from __future__ import annotations
 
 import logging
+import numbers
 import re
 from typing import Any
 
@@ -147,6 +148,69 @@ def summary_to_metrics(summary: pd.DataFrame, reporting: dict[str, Any]) -> dict
                 value = float(row[f"{m}_{stat}"])
                 if np.isfinite(value):
                     out[f"{prefix}/{m}_{stat}"] = value
+    return out
+
+
+def metric_name_part(value: Any, key: str | None = None) -> str:
+    """One component of an MLflow metric name: a text value as is, a number after its key
+    (``n_train500``, as :func:`multiview_lab.protocol.engine.model_name` names units), the
+    characters MLflow refuses in a metric name replaced by ``_``."""
+    if key is not None and isinstance(value, numbers.Number) and not isinstance(value, bool):
+        if float(value).is_integer():
+            value = int(value)
+        value = f"{key}{value}"
+    return _METRIC_NAME.sub("_", str(value))
+
+
+def method_key(reporting: dict[str, Any]) -> str:
+    """The column naming the method in a reporting block's tables (``method`` unless
+    ``reporting.method_key`` or ``reporting.significance.method_key`` says otherwise)."""
+    return str(
+        reporting.get("method_key")
+        or (reporting.get("significance") or {}).get("method_key")
+        or "method"
+    )
+
+
+def method_metrics(summary: pd.DataFrame, reporting: dict[str, Any]) -> dict[str, dict[str, float]]:
+    """The summary table as one set of MLflow metrics per method, under the same names for
+    every method, so that runs of different methods compare metric by metric.
+
+    For each summary row, with ``<keys>`` the row's ``group_by`` values other than the method
+    joined by ``/`` (numbers after their key, see :func:`metric_name_part`):
+
+    * ``<keys>/<metric>``: the mean over repetitions (e.g. ``MNIST1/n_train500/accuracy``);
+    * ``std/<keys>/<metric>``: its standard deviation (a section of its own in the MLflow UI,
+      not charted beside the results);
+    * ``repetitions/<keys>``: the number of repetitions (the summary's ``n_<repeat_key>s``).
+
+    Returns ``{method: {name: value}}``; empty when ``group_by`` has no method column (a table
+    over something else, e.g. a study of one method, stays a run-level table).
+    """
+    key = method_key(reporting)
+    group_by = list(reporting["group_by"])
+    if key not in group_by or key not in summary.columns:
+        return {}
+    others = [k for k in group_by if k != key]
+    repeat_key = reporting.get("repeat_key")
+    count = f"n_{repeat_key}s" if repeat_key else "n"
+
+    def name(*parts: str) -> str:
+        return "/".join(p for p in parts if p)
+
+    out: dict[str, dict[str, float]] = {}
+    for row in summary.to_dict("records"):
+        prefix = name(*(metric_name_part(row[k], k) for k in others))
+        metrics = out.setdefault(str(row[key]), {})
+        for m in reporting["metrics"]:
+            mean, std = row.get(f"{m}_mean"), row.get(f"{m}_std")
+            if mean is None or not np.isfinite(float(mean)):
+                continue  # the metric does not apply to this row (e.g. no K)
+            metrics[name(prefix, m)] = float(mean)
+            if std is not None and np.isfinite(float(std)):
+                metrics[name("std", prefix, m)] = float(std)
+        if count in row and np.isfinite(float(row[count])):
+            metrics[name("repetitions", prefix)] = float(row[count])
     return out
 
 
