@@ -1,13 +1,16 @@
 """Nodes of the ``miml`` pipeline (Bayesian MIML with a GP prior; MIML-GP spec Sect. 6).
 
-Data flow: raw scene / COREL files (``RawDataset``) -> bag lists (optionally a seeded slice) ->
-three split tables (``05_model_input``): scene K-fold CV, COREL 50/50 splits per one-vs-rest
-task, the Figure 3 50/50 splits -> the shared training stage, once per study (the methods of
-``miml.methods``, ``miml.corel.methods`` and ``miml.figure3.methods``, run by
+Data flow: raw scene / COREL / Reuters text / 20 Newsgroups MI files (``RawDataset``) -> bag
+lists (optionally a seeded slice) -> split tables (``05_model_input``): scene K-fold CV, COREL
+50/50 splits per one-vs-rest task, the Figure 3 50/50 splits, Reuters K-fold CV (Table 3) and
+repeated stratified K-fold CV per 20 Newsgroups MI task (Table 5) -> the shared training
+stage, once per study (the methods of ``miml.methods``, ``miml.corel.methods``,
+``miml.figure3.methods``, ``miml.reuters.methods`` and ``miml.newsgroups.methods``, run by
 :func:`multiview_lab.protocol.run_experiment` with the tasks of :mod:`.task`) -> shared
 reporting of the five lower-is-better metrics (scene table) and the paper's own tables and
-figures (:mod:`.report`: COREL accuracy with 95 % intervals, the Figure 3 study of the rank
-``m`` against the exact ``K_sum``, the heat map of the learned label covariance).
+figures (:mod:`.report`: COREL accuracy with 95 % intervals, the Reuters table, the 20
+Newsgroups accuracy and AUC table, the Figure 3 study of the rank ``m`` against the exact
+``K_sum``, the heat map of the learned label covariance).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 from multiview_lab.data.corel import COREL_CATEGORIES
+from multiview_lab.pipelines.miml.loaders import NEWSGROUPS_TASKS
 from multiview_lab.protocol import splits as split_kinds
 
 logger = logging.getLogger(__name__)
@@ -38,6 +42,24 @@ def _slice(n: int, max_bags: int | None, seed: int, name: str) -> np.ndarray:
     return np.sort(rng.choice(n, size=int(max_bags), replace=False))
 
 
+def _label_sets(raw: tuple, data: dict[str, Any], name: str) -> dict[str, Any]:
+    """Multi-label bags ``{"bags", "Y", "label_names"}``, optionally a seeded slice of
+    ``data.max_bags`` bags (the slice's seed is named by ``name``)."""
+    bags, Y, names = raw
+    Y = np.asarray(Y)
+    if len(bags) != Y.shape[0] or Y.ndim != 2 or Y.shape[1] != len(names):
+        raise ValueError(
+            f"{name}: {len(bags)} bags, targets {Y.shape} and {len(names)} label names disagree."
+        )
+    keep = _slice(len(bags), data.get("max_bags"), data.get("seed", 0), name)
+    out = {"bags": [bags[i] for i in keep], "Y": Y[keep], "label_names": list(names)}
+    missing = np.flatnonzero(out["Y"].sum(axis=0) == 0)
+    if missing.size:
+        raise ValueError(f"{name} slice has no bag with label(s) {[names[i] for i in missing]}.")
+    logger.info("%s: %d bags, %d labels.", name, len(out["bags"]), Y.shape[1])
+    return out
+
+
 def prepare_scene(raw: tuple, data: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """Scene bags and label sets, optionally a seeded slice of ``data.max_bags`` bags.
 
@@ -53,19 +75,26 @@ def prepare_scene(raw: tuple, data: dict[str, Any]) -> dict[str, dict[str, Any]]
     dict
         ``{"scene": {"bags": list of (n_i, d) arrays, "Y": (n, Q) 0/1, "label_names"}}``.
     """
-    bags, Y, names = raw
-    Y = np.asarray(Y)
-    if len(bags) != Y.shape[0] or Y.ndim != 2 or Y.shape[1] != len(names):
-        raise ValueError(
-            f"scene: {len(bags)} bags, targets {Y.shape} and {len(names)} label names disagree."
-        )
-    keep = _slice(len(bags), data.get("max_bags"), data.get("seed", 0), "scene")
-    out = {"bags": [bags[i] for i in keep], "Y": Y[keep], "label_names": list(names)}
-    missing = np.flatnonzero(out["Y"].sum(axis=0) == 0)
-    if missing.size:
-        raise ValueError(f"scene slice has no bag with label(s) {[names[i] for i in missing]}.")
-    logger.info("scene: %d bags, %d labels.", len(out["bags"]), Y.shape[1])
-    return {"scene": out}
+    return {"scene": _label_sets(raw, data, "scene")}
+
+
+def prepare_reuters(raw: tuple, reuters: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Reuters text bags and label sets (paper Table 3), optionally a seeded slice.
+
+    Parameters
+    ----------
+    raw : tuple
+        ``(bags, targets, label_names)`` from
+        :func:`multiview_lab.pipelines.miml.loaders.load_reuters_text`.
+    reuters : dict
+        The ``miml.reuters`` block: ``max_bags`` (int or ``None`` = all 2000) and ``seed``.
+
+    Returns
+    -------
+    dict
+        ``{"reuters": {"bags": list of (n_i, 243) arrays, "Y": (n, 7) 0/1, "label_names"}}``.
+    """
+    return {"reuters": _label_sets(raw, reuters, "reuters")}
 
 
 def prepare_corel(corel: dict[str, Any], *raw_tasks: tuple) -> dict[str, dict[str, Any]]:
@@ -80,28 +109,56 @@ def prepare_corel(corel: dict[str, Any], *raw_tasks: tuple) -> dict[str, dict[st
     dict
         task -> ``{"bags": list of (n_i, 9) arrays, "y": (n,) 0/1}``.
     """
-    if len(raw_tasks) != len(COREL_CATEGORIES):
+    return _mi_tasks(corel, COREL_CATEGORIES, raw_tasks, "corel")
+
+
+_MI_STUDIES = {"corel": ("COREL", "category"), "newsgroups": ("20 Newsgroups", "task")}
+
+
+def _mi_tasks(
+    settings: dict[str, Any], names: Sequence[str], raw_tasks: Sequence[tuple], study: str
+) -> dict[str, dict[str, Any]]:
+    """The one-label MI tasks ``settings.tasks`` of ``names`` (one raw task per name, in
+    order), each optionally a seeded slice of ``settings.max_bags`` bags (seed named by the
+    task)."""
+    title, kind = _MI_STUDIES[study]
+    if len(raw_tasks) != len(names):
         raise ValueError(
-            f"prepare_corel needs one raw task per category {COREL_CATEGORIES}; got "
-            f"{len(raw_tasks)}."
+            f"prepare_{study} needs one raw task per {kind} {tuple(names)}; got {len(raw_tasks)}."
         )
-    available = dict(zip(COREL_CATEGORIES, raw_tasks, strict=True))
-    tasks = list(corel.get("tasks") or [])
+    available = dict(zip(names, raw_tasks, strict=True))
+    tasks = list(settings.get("tasks") or [])
     unknown = [t for t in tasks if t not in available]
     if not tasks or unknown:
         raise ValueError(
-            f"miml.corel.tasks must be a non-empty subset of {COREL_CATEGORIES}; got {tasks}."
+            f"miml.{study}.tasks must be a non-empty subset of {tuple(names)}; got {tasks}."
         )
     out = {}
     for task in tasks:
         bags, y = available[task]
-        keep = _slice(len(bags), corel.get("max_bags"), corel.get("seed", 0), task)
+        keep = _slice(len(bags), settings.get("max_bags"), settings.get("seed", 0), task)
         y = np.asarray(y)[keep]
         if y.min() == y.max():
-            raise ValueError(f"COREL {task}: the slice holds one class only; raise max_bags.")
+            raise ValueError(f"{title} {task}: the slice holds one class only; raise max_bags.")
         out[task] = {"bags": [bags[i] for i in keep], "y": y}
-        logger.info("COREL %s: %d bags, %d positive.", task, y.size, int(y.sum()))
+        logger.info("%s %s: %d bags, %d positive.", title, task, y.size, int(y.sum()))
     return out
+
+
+def prepare_newsgroups(newsgroups: dict[str, Any], *raw_tasks: tuple) -> dict[str, dict[str, Any]]:
+    """The 20 Newsgroups multi-instance tasks named in ``newsgroups.tasks`` (paper Table 5).
+
+    ``raw_tasks`` are the outputs of
+    :func:`multiview_lab.pipelines.miml.loaders.load_mil_newsgroups` for every task of
+    :data:`~multiview_lab.pipelines.miml.loaders.NEWSGROUPS_TASKS`, in that order. With
+    ``newsgroups.max_bags`` each task keeps a seeded random slice of its bags (smoke runs).
+
+    Returns
+    -------
+    dict
+        task -> ``{"bags": list of (n_i, 200) arrays, "y": (n,) 0/1}``.
+    """
+    return _mi_tasks(newsgroups, NEWSGROUPS_TASKS, raw_tasks, "newsgroups")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -178,3 +235,67 @@ def make_splits(
     )
     logger.info("splits: scene %d, COREL %d, Figure 3 %d.", *map(len, tables))
     return tables
+
+
+def make_reuters_splits(reuters: dict[str, Any], settings: dict[str, Any]) -> pd.DataFrame:
+    """The Reuters split table (paper Table 3: 10-fold cross-validation).
+
+    Seeded plain K-fold over the bags (``settings.n_folds``, generator seed
+    ``stable_seed("reuters", "kfold")``), as for scene; only the folds of
+    ``settings.folds_run`` (``null`` = all) are kept; the seed of fold ``k``, which every method
+    gets, is ``stable_seed("reuters", k)`` (all offset by ``settings.seed``).
+
+    Returns
+    -------
+    DataFrame
+        ``dataset, fold, seed, train, test``.
+    """
+    base = int(settings.get("seed", 0))
+    n_folds = int(settings.get("n_folds", 10))
+    n = len(reuters["reuters"]["bags"])
+    if not 2 <= n_folds <= n:
+        raise ValueError(f"n_folds={n_folds} must lie in [2, {n}] (number of Reuters bags).")
+    seed_of = split_kinds.seed_of
+    folds = split_kinds.kfold(n, n_folds, seed_of("reuters", "kfold", base=base))
+    keep = _which(n_folds, settings.get("folds_run"), "reuters.folds_run")
+    rows = _table("reuters", "fold", folds, keep, [seed_of("reuters", k, base=base) for k in keep])
+    table = split_kinds.split_table(rows)
+    logger.info("splits: Reuters %d folds of %d.", len(table), n_folds)
+    return table
+
+
+def make_newsgroups_splits(tasks: dict[str, Any], settings: dict[str, Any]) -> pd.DataFrame:
+    """The 20 Newsgroups split table (paper Table 5: ten times 10-fold cross-validation).
+
+    Per task and repetition ``r < settings.n_repeats``: a seeded stratified K-fold over the bags
+    (``settings.n_folds``, generator seed ``stable_seed("newsgroups", task, r)``); only the
+    folds of ``settings.folds_run`` (``null`` = all) are kept. The seed every method gets on
+    fold ``k`` is ``stable_seed("newsgroups", task, r, k)`` (all offset by ``settings.seed``).
+
+    Returns
+    -------
+    DataFrame
+        ``dataset, repeat, fold, seed, train, test``.
+    """
+    base = int(settings.get("seed", 0))
+    n_folds = int(settings.get("n_folds", 10))
+    n_repeats = int(settings.get("n_repeats", 10))
+    if n_repeats < 1:
+        raise ValueError(f"newsgroups.n_repeats={n_repeats} must be at least 1.")
+    keep = _which(n_folds, settings.get("folds_run"), "newsgroups.folds_run")
+    seed_of = split_kinds.seed_of
+    rows = []
+    for task, data in tasks.items():
+        y = np.asarray(data["y"])
+        for r in range(n_repeats):
+            folds = split_kinds.kfold(y.size, n_folds, seed_of("newsgroups", task, r, base=base), y)
+            seeds = [seed_of("newsgroups", task, r, k, base=base) for k in keep]
+            part = split_kinds.split_rows(
+                {"dataset": task, "repeat": r}, [folds[k] for k in keep], seeds, "fold"
+            )
+            for row, k in zip(part, keep, strict=True):
+                row["fold"] = int(k)
+            rows += part
+    table = split_kinds.split_table(rows)
+    logger.info("splits: 20 Newsgroups %d (%d repetitions).", len(table), n_repeats)
+    return table

@@ -1,19 +1,40 @@
 """The ``miml`` pipeline: raw data -> splits -> the training stage of each study (scene, COREL,
-Figure 3) -> shared reporting, COREL table, Figure 3 study and the label-covariance heat map
-(namespace ``miml``)."""
+Figure 3, Reuters text, 20 Newsgroups MI) -> shared reporting, COREL, Reuters and 20 Newsgroups
+tables, Figure 3 study and the label-covariance heat map (namespace ``miml``)."""
 
 from kedro.pipeline import Node, Pipeline
 
 from multiview_lab.data.corel import COREL_CATEGORIES
 from multiview_lab.pipelines import reporting, training
-from multiview_lab.pipelines.miml.nodes import make_splits, prepare_corel, prepare_scene
+from multiview_lab.pipelines.miml.loaders import NEWSGROUPS_TASKS
+from multiview_lab.pipelines.miml.nodes import (
+    make_newsgroups_splits,
+    make_reuters_splits,
+    make_splits,
+    prepare_corel,
+    prepare_newsgroups,
+    prepare_reuters,
+    prepare_scene,
+)
 from multiview_lab.pipelines.miml.report import (
     corel_report,
     figure3_study,
+    newsgroups_report,
     plot_figure3,
     plot_label_covariance,
 )
-from multiview_lab.pipelines.miml.task import make_corel_task, make_figure3_task, make_scene_task
+from multiview_lab.pipelines.miml.task import (
+    make_corel_task,
+    make_figure3_task,
+    make_newsgroups_task,
+    make_reuters_task,
+    make_scene_task,
+)
+from multiview_lab.pipelines.reporting.nodes import (
+    summarise_results,
+    summary_to_markdown,
+    summary_to_metrics,
+)
 
 
 def create_pipeline(**kwargs) -> Pipeline:
@@ -32,6 +53,30 @@ def create_pipeline(**kwargs) -> Pipeline:
                 ["scene", "corel", "params:protocol", "params:figure3"],
                 ["scene_splits", "corel_splits", "figure3_splits"],
                 name="make_splits",
+            ),
+            Node(
+                prepare_reuters,
+                ["reuters_raw", "params:reuters"],
+                "reuters",
+                name="prepare_reuters",
+            ),
+            Node(
+                make_reuters_splits,
+                ["reuters", "params:reuters"],
+                "reuters_splits",
+                name="make_reuters_splits",
+            ),
+            Node(
+                prepare_newsgroups,
+                ["params:newsgroups", *(f"newsgroups_raw_{t}" for t in NEWSGROUPS_TASKS)],
+                "newsgroups",
+                name="prepare_newsgroups",
+            ),
+            Node(
+                make_newsgroups_splits,
+                ["newsgroups", "params:newsgroups"],
+                "newsgroups_splits",
+                name="make_newsgroups_splits",
             ),
         ],
         namespace="miml",
@@ -67,6 +112,28 @@ def create_pipeline(**kwargs) -> Pipeline:
         results="figure3_results",
         models="figure3_models",
     )
+    reuters = training.create_pipeline(
+        "miml",
+        make_reuters_task,
+        datasets="reuters",
+        splits="reuters_splits",
+        registry="reuters.methods",
+        protocol="reuters",
+        stage="reuters",
+        results="reuters_results",
+        models="reuters_models",
+    )
+    newsgroups = training.create_pipeline(
+        "miml",
+        make_newsgroups_task,
+        datasets="newsgroups",
+        splits="newsgroups_splits",
+        registry="newsgroups.methods",
+        protocol="newsgroups",
+        stage="newsgroups",
+        results="newsgroups_results",
+        models="newsgroups_models",
+    )
     report = Pipeline(
         [
             Node(
@@ -74,6 +141,31 @@ def create_pipeline(**kwargs) -> Pipeline:
                 ["corel_results", "params:corel"],
                 ["corel_summary", "corel_summary_md", "corel_metrics"],
                 name="corel_report",
+            ),
+            # the Reuters table with the shared reporting's nodes, as the scene table
+            Node(
+                summarise_results,
+                ["reuters_results", "params:reuters.reporting"],
+                "reuters_summary",
+                name="summarise_reuters_results",
+            ),
+            Node(
+                summary_to_markdown,
+                ["reuters_summary", "params:reuters.reporting"],
+                "reuters_summary_md",
+                name="write_reuters_summary_markdown",
+            ),
+            Node(
+                summary_to_metrics,
+                ["reuters_summary", "params:reuters.reporting"],
+                "reuters_metrics",
+                name="reuters_summary_to_mlflow_metrics",
+            ),
+            Node(
+                newsgroups_report,
+                ["newsgroups_results", "params:newsgroups"],
+                ["newsgroups_summary", "newsgroups_summary_md", "newsgroups_metrics"],
+                name="newsgroups_report",
             ),
             Node(
                 figure3_study,
@@ -92,6 +184,6 @@ def create_pipeline(**kwargs) -> Pipeline:
         namespace="miml",
     )
     return (
-        data + scene + corel + figure3 + report
+        data + scene + corel + figure3 + reuters + newsgroups + report
         + reporting.create_pipeline(namespace="miml", figures=True)
     )  # fmt: skip
