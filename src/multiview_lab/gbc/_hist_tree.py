@@ -14,11 +14,24 @@ A hand-written learner is used because the well-kept histogram learners (scikit-
 on the Newton gain Σg²/Σh, while GBC fits a squared-error tree to the negative gradient z and only
 then sets the leaf values (Algorithm 1 of Shi et al. 2012, steps 6–7: fit a regression tree to
 the negative gradient, then choose the step).
+
+Exact shortcut (issue 15): when many trees are grown on the same binned rows (every tree of one
+source in one GBC fit), :class:`OneHotBins` precomputes, once, the sparse one-hot operator
+``S`` (row ``j·n_bins + b`` has a 1 in column r iff row r of ``Xb`` falls in bin b of feature j,
+columns in increasing r) and the root's count histogram with its left / right split counts. The
+root's sum histogram is then one sparse matrix-vector product ``S @ z`` instead of a repeat of
+the targets and a weighted ``bincount`` (and its counts are not recounted). Both add each bin's
+targets one by one in increasing row order starting from 0.0 (``bincount``: ``out[key] += w``
+over the row-major keys; SciPy's CSR product: ``sum += 1.0 * z[col]`` over the sorted columns
+of each row), and counts are small integers, exact in float64, so the histograms, hence the
+splits, are bit-identical to the ``bincount`` path (tests/gbc/test_gbc_speed.py). Deeper levels
+keep the ``bincount`` path (measured: a full-length product per child is not cheaper there).
 """
 
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 # scikit-learn treats a node whose impurity is below machine epsilon as a leaf.
 _EPSILON = np.finfo(np.float64).eps
@@ -64,6 +77,61 @@ class FeatureBinner:
         return out
 
 
+class OneHotBins:
+    """The binned rows of one source as a sparse one-hot operator, shared by many trees.
+
+    Parameters
+    ----------
+    Xb : ndarray of shape (n, d), integer
+        Binned rows (the rows every tree using this object is fitted on, in this order).
+    n_bins : int
+        Number of bins of the binned data (the trees' ``n_bins``).
+
+    Attributes
+    ----------
+    onehot : scipy.sparse.csr_array of shape (d * n_bins, n)
+        ``onehot[j * n_bins + b, r] = 1`` iff ``Xb[r, j] == b``; the columns of every row are
+        increasing, so ``onehot @ z`` sums each bin's ``z`` in increasing row order.
+    root_counts : ndarray of shape (d * n_bins,)
+        Rows per (feature, bin) over all rows (the root's count histogram, the same for every
+        tree fitted on these rows); read-only.
+    root_left_counts, root_right_counts : ndarray of shape (1, d, n_bins - 1)
+        Rows left / right of every candidate split of the root; read-only.
+    """
+
+    def __init__(self, Xb: np.ndarray, n_bins: int):
+        Xb = np.asarray(Xb)
+        n, d = Xb.shape
+        self.shape = (n, d)
+        self.n_bins = int(n_bins)
+        keys = (Xb.astype(np.int64) + np.arange(d, dtype=np.int64) * self.n_bins).ravel()
+        size = d * self.n_bins
+        counts = np.bincount(keys, minlength=size)
+        # Stable sort by key: within a key the row-major positions, hence the rows, increase.
+        order = np.argsort(keys, kind="stable")
+        indptr = np.zeros(size + 1, dtype=np.int64)
+        np.cumsum(counts, out=indptr[1:])
+        index_dtype = np.int32 if max(n, keys.shape[0]) < 2**31 else np.int64
+        self.onehot = sp.csr_array(
+            (
+                np.ones(keys.shape[0]),
+                (order // max(d, 1)).astype(index_dtype),
+                indptr.astype(index_dtype),
+            ),
+            shape=(size, n),
+        )
+        self.root_counts = counts.astype(np.float64)
+        hist_c = self.root_counts.reshape(1, d, self.n_bins)
+        self.root_left_counts = np.cumsum(hist_c, axis=2)[:, :, :-1]
+        self.root_right_counts = np.float64(n) - self.root_left_counts
+        for a in (self.root_counts, self.root_left_counts, self.root_right_counts):
+            a.flags.writeable = False
+
+    def sums(self, z: np.ndarray) -> np.ndarray:
+        """Per-(feature, bin) sums of ``z`` (length n) over all rows, shape (d * n_bins,)."""
+        return self.onehot @ z
+
+
 class HistogramTree:
     """A depth-limited squared-error regression tree grown from histograms of binned data.
 
@@ -86,14 +154,38 @@ class HistogramTree:
         self.n_bins = n_bins
         self.min_samples_leaf = min_samples_leaf
 
-    def fit(self, Xb: np.ndarray, z: np.ndarray, base_key: np.ndarray | None = None) -> np.ndarray:
+    def fit(
+        self,
+        Xb: np.ndarray,
+        z: np.ndarray,
+        base_key: np.ndarray | None = None,
+        onehot: OneHotBins | None = None,
+    ) -> np.ndarray:
         """Grow the tree on binned rows ``Xb`` with targets ``z``; return each row's leaf.
 
-        ``base_key`` (optional) is ``Xb + n_bins * arange(n_features)`` precomputed by the caller
-        (int64), which saves one pass per level when many trees share the same rows.
+        Parameters
+        ----------
+        Xb : ndarray of shape (n, d), integer
+            Binned rows.
+        z : ndarray of shape (n,)
+            Targets.
+        base_key : ndarray of shape (n, d), int64, optional
+            ``Xb + n_bins * arange(n_features)`` precomputed by the caller, which saves one pass
+            per level when many trees share the same rows (``bincount`` histograms).
+        onehot : OneHotBins, optional
+            :class:`OneHotBins` of these very rows ``Xb`` with this ``n_bins``: the root's
+            histograms by one sparse product and its cached counts (bit-identical to the
+            ``bincount`` path, faster).
+
+        Returns
+        -------
+        leaves : ndarray of shape (n,)
+            The leaf (heap index) of every row.
         """
         n, d = Xb.shape
         B = self.n_bins
+        if onehot is not None and (onehot.shape != (n, d) or onehot.n_bins != B):
+            raise ValueError("onehot does not describe these binned rows.")
         n_nodes = 2 ** (self.max_depth + 1) - 1
         self.feature_ = np.full(n_nodes, -1, dtype=np.int64)
         self.bin_ = np.zeros(n_nodes, dtype=np.int64)
@@ -120,12 +212,17 @@ class HistogramTree:
             )
             if not can_split.any():
                 break
-            hist_s, hist_c = self._histograms(base_key, rows, local, zr, cnt, width, d, prev)
+            if depth == 0 and onehot is not None:  # the root holds every row
+                hist_s = onehot.sums(zr).reshape(1, d, B)
+                hist_c = onehot.root_counts.reshape(1, d, B)
+                left_c, right_c = onehot.root_left_counts, onehot.root_right_counts
+            else:
+                hist_s, hist_c = self._histograms(base_key, rows, local, zr, cnt, width, d, prev)
+                left_c = np.cumsum(hist_c, axis=2)[:, :, :-1]
+                right_c = cnt[:, None, None] - left_c
             prev = (hist_s, hist_c)
             left_s = np.cumsum(hist_s, axis=2)[:, :, :-1]
-            left_c = np.cumsum(hist_c, axis=2)[:, :, :-1]
             right_s = tot[:, None, None] - left_s
-            right_c = cnt[:, None, None] - left_c
             ok = (left_c >= self.min_samples_leaf) & (right_c >= self.min_samples_leaf)
             with np.errstate(invalid="ignore", divide="ignore"):
                 proxy = np.where(ok, left_s**2 / left_c + right_s**2 / right_c, -np.inf)
@@ -161,7 +258,8 @@ class HistogramTree:
         small_node = np.empty(width, dtype=bool)
         small_node[0::2], small_node[1::2] = left_small, ~left_small
         sel = small_node[local]
-        keys = base_key[rows[sel]] + ((local[sel] // 2) * (d * B))[:, None]
+        keys = np.take(base_key, rows[sel], axis=0)
+        keys += ((local[sel] // 2) * (d * B))[:, None]
         size = half * d * B
         hs = np.bincount(keys.ravel(), weights=np.repeat(zr[sel], d), minlength=size)
         hc = np.bincount(keys.ravel(), minlength=size).astype(np.float64)

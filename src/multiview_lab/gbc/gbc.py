@@ -23,11 +23,34 @@ index 0..n−1 (n = ``len(y)``); ``sources[i]`` is either a 2-D array holding ev
 else all). Unlabelled instances take part in the consensus and
 graph terms (transductive use); :meth:`predict_transductive` scores them, :meth:`predict` scores
 new instances from the trees and the learned weights alone.
+
+Saved work (issue 15; none of it can change a result, tests/gbc/test_gbc_speed.py checks
+bit-identical fits with the savings switched off):
+
+* **Binning cache.** A source's :class:`FeatureBinner` (bin edges), its binned codes and the
+  :class:`~multiview_lab.gbc._hist_tree.OneHotBins` operator of the rows its trees are fitted
+  on are kept in a small per-process LRU cache (:data:`_CACHE`, ``_CACHE_SIZE`` entries) keyed
+  by a BLAKE2 digest of the source's values (shape, dtype and bytes), ``max_bins`` and, for the
+  operator, a digest of those rows. They are deterministic functions of exactly these inputs —
+  never of ``y``, the labelled mask, λ0, λ1 or the iteration — so every fit of an inner
+  cross-validation (76 fits of one paper unit on the same sources) reuses them and gets the
+  very arrays it would have computed. Cached arrays are read-only. ``USE_CACHE = False``
+  switches the cache off, :func:`clear_cache` empties it.
+* **Root histograms by a sparse product.** With ``subsample=1`` every tree of a source is grown
+  on the same rows, so the trees take their root histogram from the source's ``OneHotBins``
+  (one sparse product instead of a repeat and two ``bincount`` passes, the root counts cached;
+  the same additions in the same order, see :mod:`multiview_lab.gbc._hist_tree`).
+  ``USE_ONEHOT = False`` restores the ``bincount`` path.
+* **Leaves reused.** When a source's trees are fitted on all its rows, the new tree's
+  predictions on those rows are read from the leaves its fit returned instead of a second
+  descent of the tree (the same leaf for every row, hence the same values).
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -38,7 +61,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils import check_array, check_random_state
 from sklearn.utils.validation import check_is_fitted
 
-from multiview_lab.gbc._hist_tree import FeatureBinner, HistogramTree
+from multiview_lab.gbc._hist_tree import FeatureBinner, HistogramTree, OneHotBins
 from multiview_lab.gbc._objective import GBCProblem, loss_value, source_graph_parts
 from multiview_lab.gbc.graphs import as_adjacency
 from multiview_lab.utils.validation import check_n_classes
@@ -53,6 +76,64 @@ _OPTIONS = {
     "gradient": ("paper", "exact"),
     "update_order": ("gauss_seidel", "jacobi"),
 }
+
+
+#: Reuse binning and one-hot operators across fits (see the module docstring).
+USE_CACHE = True
+#: Grow trees with sparse-product histograms when every tree of a source has the same rows.
+USE_ONEHOT = True
+#: The per-process LRU cache of binned sources and one-hot operators (key -> value).
+_CACHE: OrderedDict = OrderedDict()
+_CACHE_SIZE = 32
+
+
+def clear_cache():
+    """Empty the per-process cache of binned sources and one-hot operators."""
+    _CACHE.clear()
+
+
+def _digest(a):
+    """BLAKE2 digest of an array's shape, dtype and values."""
+    a = np.ascontiguousarray(a)
+    h = hashlib.blake2b(digest_size=20)
+    h.update(repr((a.shape, a.dtype.str)).encode())
+    h.update(memoryview(a).cast("B"))
+    return h.hexdigest()
+
+
+def _cached(key, build):
+    """``build()``, memoised in :data:`_CACHE` under ``key`` when :data:`USE_CACHE` is set."""
+    if not USE_CACHE:
+        return build()
+    if key in _CACHE:
+        _CACHE.move_to_end(key)
+        return _CACHE[key]
+    value = build()
+    _CACHE[key] = value
+    while len(_CACHE) > _CACHE_SIZE:
+        _CACHE.popitem(last=False)
+    return value
+
+
+def _bin_source(X, max_bins):
+    """``(digest, binner, Xb)`` of one source: its bin edges and binned codes (cached)."""
+    digest = _digest(X)
+
+    def build():
+        binner = FeatureBinner(max_bins).fit(X)
+        Xb = binner.transform(X)
+        Xb.flags.writeable = False
+        return binner, Xb
+
+    binner, Xb = _cached(("bins", digest, max_bins), build)
+    return digest, binner, Xb
+
+
+def _onehot_bins(digest, max_bins, Xb_rows, rows, n_bins):
+    """:class:`OneHotBins` of the binned rows ``Xb_rows`` (= ``Xb[rows]`` of the source with
+    this digest), cached."""
+    key = ("onehot", digest, max_bins, _digest(rows))
+    return _cached(key, lambda: OneHotBins(Xb_rows, n_bins))
 
 
 # --------------------------------------------------------------------------------- input checks
@@ -233,9 +314,13 @@ def _line_search(problem, F, i, d, w, rho_max):
     return float(res.x) if res.fun <= J(0.0) else 0.0
 
 
-def _boost(est, problem, Xb, base_keys, n_bins, rng, valid=None):
+def _boost(est, problem, Xb, base_keys, n_bins, rng, valid=None, digests=None):
     """The GBC loop (Algorithm 1 of Shi et al. 2012) on one score model; returns a
-    :class:`_BinaryModel`."""
+    :class:`_BinaryModel`.
+
+    ``base_keys[i]`` may be None (computed here when needed); ``digests[i]`` (the
+    :func:`_digest` of source i's values) keys the cached :class:`OneHotBins`.
+    """
     p, q = problem.p, problem.q
     step, nu = est.step, est._shrinkage()
     yT = problem.y[problem.labeled]
@@ -250,7 +335,19 @@ def _boost(est, problem, Xb, base_keys, n_bins, rng, valid=None):
     everyone = [a.shape[0] == X.shape[0] for X, a in zip(Xb, active, strict=True)]
     # Rows the trees are fitted on (no copy when every instance of the source is active).
     Xb_act = [X if e else X[a] for X, a, e in zip(Xb, active, everyone, strict=True)]
-    key_act = [k if e else k[a] for k, a, e in zip(base_keys, active, everyone, strict=True)]
+    onehot = [None] * p
+    if USE_ONEHOT and est.subsample >= 1.0:  # every tree of source i on the rows Xb_act[i]
+        for i in range(p):
+            if digests is None:
+                onehot[i] = OneHotBins(Xb_act[i], n_bins[i])
+            else:
+                onehot[i] = _onehot_bins(digests[i], est.max_bins, Xb_act[i], active[i], n_bins[i])
+    key_act = []
+    for i in range(p):
+        k = None if base_keys is None else base_keys[i]
+        if k is None:
+            k = Xb[i].astype(np.int64) + np.arange(Xb[i].shape[1], dtype=np.int64) * n_bins[i]
+        key_act.append(k if everyone[i] else k[active[i]])
     best_val, since_best = np.inf, 0
     log_every = max(1, est.n_iter // 10)
     for t in range(est.n_iter):
@@ -264,14 +361,16 @@ def _boost(est, problem, Xb, base_keys, n_bins, rng, valid=None):
                 rows = np.sort(rng.choice(local.shape[0], size=m, replace=False))
                 X_fit, key_fit, local = X_fit[rows], key_fit[rows], local[rows]
             tree = HistogramTree(est.max_depth, n_bins[i], est.min_samples_leaf)
-            leaves = tree.fit(X_fit, -g[local], key_fit)
+            z = -g[local]
+            leaves = tree.fit(X_fit, z, key_fit, onehot=onehot[i])
             if step == "newton":
-                tree.set_leaf_values(leaves, -g[local], h[local])  # γ = −Σg / (Σh + 1e-12)
-                d = tree.predict_binned(Xb[i])
+                tree.set_leaf_values(leaves, z, h[local])  # γ = −Σg / (Σh + 1e-12)
                 rho = 1.0
             else:
-                tree.set_leaf_values(leaves, -g[local])
-                d = tree.predict_binned(Xb[i])
+                tree.set_leaf_values(leaves, z)
+            # The fit's leaves are the rows' leaves: no second descent when it used every row.
+            d = tree.value_[leaves] if X_fit is Xb[i] else tree.predict_binned(Xb[i])
+            if step != "newton":
                 rho = _line_search(problem, F, i, d, w, est.rho_max)
             coef = nu * rho
             trees[i].append((tree, coef))
@@ -440,14 +539,14 @@ class _BaseGBC(BaseEstimator):
 
     # ------------------------------------------------------------------------- fitting
     def _fit_scores(self, Xs, ids, n, graphs, targets, labeled, rng):
-        """Bin the sources once and fit one score model per target vector."""
-        self.binners_ = [FeatureBinner(self.max_bins).fit(X) for X in Xs]
-        Xb = [b.transform(X) for b, X in zip(self.binners_, Xs, strict=True)]
+        """Bin the sources once (or take them from the cache) and fit one score model per
+        target vector."""
+        binned = [_bin_source(X, self.max_bins) for X in Xs]
+        digests = [b[0] for b in binned]
+        self.binners_ = [b[1] for b in binned]
+        Xb = [b[2] for b in binned]
         n_bins = [b.n_bins_ for b in self.binners_]
-        base_keys = [
-            X.astype(np.int64) + np.arange(X.shape[1], dtype=np.int64) * nb
-            for X, nb in zip(Xb, n_bins, strict=True)
-        ]
+        base_keys = [None] * len(Xb)  # built by _boost if a tree needs them
         graph_parts = source_graph_parts(ids, graphs)
         models = []
         for y_t in targets:
@@ -468,7 +567,7 @@ class _BaseGBC(BaseEstimator):
                 graph_c=self.graph_c,
                 graph_parts=graph_parts,
             )
-            models.append(_boost(self, problem, Xb, base_keys, n_bins, rng, valid))
+            models.append(_boost(self, problem, Xb, base_keys, n_bins, rng, valid, digests))
         self.ids_ = ids
         self.n_instances_ = n
         self.n_features_per_source_ = [X.shape[1] for X in Xs]
