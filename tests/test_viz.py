@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import make_project_copy
+from tests.conftest import PROJECT_ROOT, make_project_copy
 
 pytestmark = pytest.mark.slow
 
@@ -45,3 +45,33 @@ def test_kedro_viz_build_shows_the_training_nodes_and_layers(tmp_path):
         n["layer"] for n in data
     }
     assert "pbmvboost" in {p["id"] for p in main["pipelines"]}
+
+
+LAYER_ORDER = ["raw", "intermediate", "primary", "feature", "model_input", "models",
+               "model_output", "reporting"]  # fmt: skip
+
+
+def test_no_node_reads_a_later_layer_than_it_writes():
+    """kedro-viz draws layers as ordered bands and refuses a cycle (it then drops them all):
+    every node of every pipeline reads datasets on its outputs' layers or earlier ones."""
+    from kedro.framework.project import pipelines
+    from kedro.framework.session import KedroSession
+    from kedro.framework.startup import bootstrap_project
+
+    bootstrap_project(PROJECT_ROOT)
+    with KedroSession.create(project_path=PROJECT_ROOT, env="base") as session:
+        catalog = session.load_context().catalog
+
+        def layer(name):
+            meta = getattr(catalog.get(name), "metadata", None) or {}
+            return LAYER_ORDER.index(meta["kedro-viz"]["layer"])
+
+        bad = []
+        for pname, pipe in pipelines.items():
+            for node in pipe.nodes:
+                ins = [d for d in node.inputs if not d.startswith("params:")]
+                if not ins or not node.outputs:
+                    continue
+                if max(map(layer, ins)) > min(map(layer, node.outputs)):
+                    bad.append((pname, node.name))
+    assert not bad, bad
