@@ -127,7 +127,13 @@ def time_unit(task, method, data, split, unit, blas, tune_points: int) -> float:
 
 
 def time_stage(
-    stage: dict, execution: dict, per_group: int, group_by=None, sample=None, tune_points=2
+    stage: dict,
+    execution: dict,
+    per_group: int,
+    group_by=None,
+    sample=None,
+    tune_points=2,
+    only=None,
 ) -> pd.DataFrame:
     """One row per (method, cost group): units, timed units, mean seconds per unit.
 
@@ -146,6 +152,8 @@ def time_stage(
     rows = []
     skey, svalues = sample if sample else (None, None)
     for g, members in groups.items():
+        if only and g[0] not in only:
+            continue
         seconds = []
         if skey is not None and skey in group_keys:
             if float(members[0][0][skey]) not in svalues:
@@ -219,6 +227,7 @@ def main() -> None:
         default=2,
         help="time the inner CV of this many grid points and scale to the whole grid",
     )
+    parser.add_argument("--methods", nargs="*", default=None, help="time only these methods")
     parser.add_argument("--out", type=Path, default=None, help="write the timing table (csv)")
     args = parser.parse_args()
     sample = None
@@ -240,7 +249,17 @@ def main() -> None:
             prep = time.perf_counter() - start
             for stage in stages:
                 stage["label"] = f"{name}/{stage['label']}"
-                table = time_stage(stage, stage["execution"], args.per_group, args.group_by, sample)
+                table = time_stage(
+                    stage,
+                    stage["execution"],
+                    args.per_group,
+                    args.group_by,
+                    sample,
+                    args.tune_points,
+                    args.methods,
+                )
+                if table.empty:
+                    continue
                 tables.append(table)
                 cheapest = table.groupby("method")["unit_s"].mean().min()
                 summary.append(
