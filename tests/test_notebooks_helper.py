@@ -92,11 +92,13 @@ def test_models_of_nested_per_method_runs(tmp_path, store):
 
     uri, experiment = store
     with mlflow.start_run(experiment_id=experiment) as parent:
-        with mlflow.start_run(run_name="Mono", nested=True):
+        with mlflow.start_run(run_name="Mono", nested=True, experiment_id=experiment):
             _log("MNIST1_task0_draw0", _fitted(0.5))
-        with mlflow.start_run(run_name="PB-MVBoost", nested=True):
+        with mlflow.start_run(run_name="PB-MVBoost", nested=True, experiment_id=experiment):
             _log("MNIST1_task0_draw0", _fitted(3.0))
-            with mlflow.start_run(run_name="readings", nested=True):  # a grandchild
+            with mlflow.start_run(
+                run_name="readings", nested=True, experiment_id=experiment
+            ):  # a grandchild
                 _log("PB-MVBoost_MNIST2_task1", _fitted(4.0))
     results = _results(tmp_path, uri, parent.info.run_id)
     table = results.models()
