@@ -10,6 +10,7 @@ import os
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -22,6 +23,25 @@ LAYERS = (
     "07_model_output",
     "08_reporting",
 )
+
+
+def synthetic_views(n_train: int = 400, n_test: int = 150, seed: int = 0) -> dict:
+    """``{"SYN": {X_train, X_test, y_train, y_test}}``: 3 classes, 3 noisy views of 12 features
+    (float32) for the one-vs-all multiview tasks."""
+    rng = np.random.default_rng(seed)
+    y_train, y_test = rng.integers(0, 3, n_train), rng.integers(0, 3, n_test)
+
+    def make(y):
+        base = np.eye(3)[y] * 40
+        return [
+            (base @ rng.normal(size=(3, 12)) + rng.normal(0, 30, (len(y), 12))).astype(np.float32)
+            for _ in range(3)
+        ]
+
+    return {
+        "SYN": {"X_train": make(y_train), "X_test": make(y_test), "y_train": y_train,
+                "y_test": y_test}
+    }  # fmt: skip
 
 
 def make_project_copy(dest: Path, raw_files: list[str]) -> Path:

@@ -22,26 +22,6 @@ CASES = {
 }
 
 
-@pytest.fixture(scope="module")
-def gbc_project(smoke_project):
-    return smoke_project("gbc")
-
-
-@pytest.fixture(scope="module")
-def miml_project(smoke_project):
-    return smoke_project("miml")
-
-
-@pytest.fixture(scope="module")
-def memd_project(smoke_project):
-    return smoke_project("memd")
-
-
-@pytest.fixture(scope="module")
-def mvfs_project(smoke_project):
-    return smoke_project("mvfs")
-
-
 def _execute(name: str, project: Path, monkeypatch):
     """Run notebook ``name`` on ``project``'s smoke results; return its code cells' outputs."""
     monkeypatch.setenv("MULTIVIEW_LAB_PROJECT", str(project))
@@ -77,28 +57,9 @@ def _check(name: str, project: Path, monkeypatch) -> None:
 
 
 @pytest.mark.slow
-def test_pbmvboost_notebook(pbmvboost_smoke_project, monkeypatch):
-    _check("pbmvboost_cbound", pbmvboost_smoke_project, monkeypatch)
-
-
-@pytest.mark.slow
-def test_gbc_notebook(gbc_project, monkeypatch):
-    _check("gbc", gbc_project, monkeypatch)
-
-
-@pytest.mark.slow
-def test_miml_notebook(miml_project, monkeypatch):
-    _check("miml", miml_project, monkeypatch)
-
-
-@pytest.mark.slow
-def test_memd_notebook(memd_project, monkeypatch):
-    _check("memd", memd_project, monkeypatch)
-
-
-@pytest.mark.slow
-def test_mvfs_notebook(mvfs_project, monkeypatch):
-    _check("mvfs", mvfs_project, monkeypatch)
+@pytest.mark.parametrize("name", list(CASES))
+def test_notebook_runs_on_its_pipelines_smoke_run(name, smoke_project, monkeypatch):
+    _check(name, smoke_project(CASES[name][0]), monkeypatch)
 
 
 def test_every_notebook_is_tested_and_stored_without_outputs():

@@ -8,28 +8,12 @@ from multiview_lab.pbmvboost.metrics import binary_scores
 from multiview_lab.pipelines.pbmvboost.nodes import draw_training_samples, plot_figure4
 from multiview_lab.pipelines.pbmvboost.task import OneVsAllTask
 from multiview_lab.protocol import parse_methods, run_experiment
+from tests.conftest import synthetic_views
 
 
 @pytest.fixture(scope="module")
 def views():
-    rng = np.random.default_rng(0)
-    y_train, y_test = rng.integers(0, 3, 400), rng.integers(0, 3, 150)
-
-    def make(y):
-        base = np.eye(3)[y] * 40
-        return [
-            (base @ rng.normal(size=(3, 12)) + rng.normal(0, 30, (len(y), 12))).astype(np.float32)
-            for _ in range(3)
-        ]
-
-    return {
-        "SYN": {
-            "X_train": make(y_train),
-            "X_test": make(y_test),
-            "y_train": y_train,
-            "y_test": y_test,
-        }
-    }
+    return synthetic_views(n_test=150)
 
 
 METHODS = {

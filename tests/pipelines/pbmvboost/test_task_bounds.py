@@ -10,6 +10,7 @@ from multiview_lab.pbmvboost.bounds import pac_bayes_bounds
 from multiview_lab.pipelines.pbmvboost.nodes import draw_training_samples
 from multiview_lab.pipelines.pbmvboost.task import OneVsAllTask, make_task
 from multiview_lab.protocol import parse_methods, run_experiment
+from tests.conftest import synthetic_views
 
 CONF = Path(__file__).resolve().parents[3] / "conf" / "base" / "parameters_pbmvboost.yml"
 
@@ -48,24 +49,7 @@ PROTOCOL = {
 
 @pytest.fixture(scope="module")
 def views():
-    rng = np.random.default_rng(0)
-    y_train, y_test = rng.integers(0, 3, 400), rng.integers(0, 3, 300)
-
-    def make(y):
-        base = np.eye(3)[y] * 40
-        return [
-            (base @ rng.normal(size=(3, 12)) + rng.normal(0, 30, (len(y), 12))).astype(np.float32)
-            for _ in range(3)
-        ]
-
-    return {
-        "SYN": {
-            "X_train": make(y_train),
-            "X_test": make(y_test),
-            "y_train": y_train,
-            "y_test": y_test,
-        }
-    }
+    return synthetic_views(n_test=300)
 
 
 @pytest.fixture(scope="module")

@@ -37,6 +37,24 @@ from multiview_lab.pipelines.reporting.nodes import (
 )
 
 
+def _study(name: str, make_task, datasets: str | None = None, **kwargs) -> Pipeline:
+    """The training stage of one study beside scene, by the pipeline's naming convention:
+    ``miml.<name>_splits``, parameters ``miml.<name>.methods`` and ``miml.<name>``, outputs
+    ``miml.<name>_results`` and ``miml.<name>_models``."""
+    return training.create_pipeline(
+        "miml",
+        make_task,
+        datasets=datasets or name,
+        splits=f"{name}_splits",
+        registry=f"{name}.methods",
+        protocol=name,
+        stage=name,
+        results=f"{name}_results",
+        models=f"{name}_models",
+        **kwargs,
+    )
+
+
 def create_pipeline(**kwargs) -> Pipeline:
     """Build the MIML-GP pipeline (namespace ``miml``)."""
     data = Pipeline(
@@ -89,51 +107,10 @@ def create_pipeline(**kwargs) -> Pipeline:
         stage="scene",
         extras=["label_covariances"],
     )
-    corel = training.create_pipeline(
-        "miml",
-        make_corel_task,
-        datasets="corel",
-        splits="corel_splits",
-        registry="corel.methods",
-        protocol="corel",
-        stage="corel",
-        results="corel_results",
-        models="corel_models",
-    )
-    figure3 = training.create_pipeline(
-        "miml",
-        make_figure3_task,
-        datasets="scene",
-        splits="figure3_splits",
-        registry="figure3.methods",
-        protocol="figure3",
-        stage="figure3",
-        extras=["figure3_fits"],
-        results="figure3_results",
-        models="figure3_models",
-    )
-    reuters = training.create_pipeline(
-        "miml",
-        make_reuters_task,
-        datasets="reuters",
-        splits="reuters_splits",
-        registry="reuters.methods",
-        protocol="reuters",
-        stage="reuters",
-        results="reuters_results",
-        models="reuters_models",
-    )
-    newsgroups = training.create_pipeline(
-        "miml",
-        make_newsgroups_task,
-        datasets="newsgroups",
-        splits="newsgroups_splits",
-        registry="newsgroups.methods",
-        protocol="newsgroups",
-        stage="newsgroups",
-        results="newsgroups_results",
-        models="newsgroups_models",
-    )
+    corel = _study("corel", make_corel_task)
+    figure3 = _study("figure3", make_figure3_task, datasets="scene", extras=["figure3_fits"])
+    reuters = _study("reuters", make_reuters_task)
+    newsgroups = _study("newsgroups", make_newsgroups_task)
     report = Pipeline(
         [
             Node(
