@@ -243,8 +243,10 @@ def test_newsgroups_table_averages_folds_then_takes_std_over_repetitions():
     assert summary.loc["standard", "accuracy_std"] == pytest.approx(np.std([0.81, 0.91], ddof=1))
     assert summary.loc["collective", "n_repeats"] == 2 and summary.loc["collective", "n_folds"] == 2
     summary, md, metrics = newsgroups_report(results, {})
-    assert md.startswith("| task | method | accuracy (%) | AUC (%) |")
-    assert "| Newsgroups2 | standard | 86.0 ± 7.1 | 90.0 ± 0.0 | 86.0 ± 7.1 | 0.500 |" in md
+    assert md.startswith("| task | method | accuracy | AUC |")
+    assert (
+        "| Newsgroups2 | standard | .8600 ± .0707 | .9000 ± .0000 | .8600 ± .0707 | .5000 |" in md
+    )
     assert metrics["newsgroups/Newsgroups2/collective/accuracy_mean"] == pytest.approx(0.56)
     assert metrics["newsgroups/Newsgroups2/standard/auc_mean"] == pytest.approx(0.9)
     with pytest.raises(ValueError, match="auc"):

@@ -76,7 +76,8 @@ def test_line_and_bar_figures(results):
     assert list(figures) == ["acc_vs_n.png", "bars.png"]
     ax = figures["acc_vs_n.png"].axes[0]
     assert len(ax.lines) >= 2
-    assert sorted(t.get_text() for t in ax.get_legend().get_texts()) == ["Bad", "Good (x)"]
+    legend = figures["acc_vs_n.png"].legends[0]  # one figure legend, not one per panel
+    assert sorted(t.get_text() for t in legend.get_texts()) == ["Bad", "Good (x)"]
     bars = figures["bars.png"].axes[0].patches
     assert [round(b.get_height(), 4) for b in bars] == [0.935, 0.535]  # n == 10 only
 
@@ -314,3 +315,143 @@ def test_significance_best_is_taken_among_contenders():
     reporting["significance"]["contenders"] = ["Nobody"]
     with pytest.raises(ValueError, match="Nobody"):
         summarise_results(results, reporting)
+
+
+def _rows(methods, datasets=("A",), xs=(10, 20), value=None):
+    """Results of ``methods`` (name -> accuracy at x), two draws each."""
+    return pd.DataFrame(
+        [
+            {
+                "dataset": d,
+                "method": m,
+                "draw": r,
+                "task": 0,
+                "n": x,
+                "accuracy": f(d, x) + 0.01 * r,
+            }
+            for d in datasets
+            for m, f in methods.items()
+            for r in range(2)
+            for x in xs
+        ]
+    )
+
+
+def _renderer_boxes(fig):
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    return renderer
+
+
+def test_legend_lies_outside_every_panel(results):
+    """The legend hides no data: its box overlaps no panel's box."""
+    for name, fig in plot_figures(results, REPORTING).items():
+        renderer = _renderer_boxes(fig)
+        legend = fig.legends[0].get_window_extent(renderer)
+        for ax in fig.axes:
+            if ax.get_visible():
+                assert not legend.overlaps(ax.get_window_extent(renderer)), name
+
+
+def test_many_panels_wrap_into_rows():
+    methods = {"M": lambda d, x: 0.5}
+    rows = _rows(methods, datasets=tuple("ABCDEFG"))
+    spec = {**REPORTING, "significance": None, "figures": [REPORTING["figures"][0]]}
+    fig = plot_figures(rows, spec)["acc_vs_n.png"]
+    visible = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(visible) == 7
+    assert fig.axes[0].get_gridspec().get_geometry() == (3, 3)  # 7 panels, 3 per row
+    assert len({round(ax.get_position().y0, 3) for ax in visible}) == 3
+    spec["figures"] = [{**REPORTING["figures"][0], "columns": 4}]
+    fig = plot_figures(rows, spec)["acc_vs_n.png"]
+    assert fig.axes[0].get_gridspec().get_geometry() == (2, 4)
+
+
+def test_identical_series_are_marked_in_the_legend_or_the_panel():
+    # "Twin" equals "Base" in both data sets: marked in the legend; "Local" equals "Base" in
+    # data set A only: named in A's title, not in the legend
+    methods = {
+        "Base": lambda d, x: 0.001 * x,
+        "Twin": lambda d, x: 0.001 * x,
+        "Local": lambda d, x: 0.001 * x + (0.0 if d == "A" else 0.2),
+        "Other": lambda d, x: 0.5,
+    }
+    rows = _rows(methods, datasets=("A", "B"))
+    spec = {**REPORTING, "significance": None, "figures": [REPORTING["figures"][0]]}
+    fig = plot_figures(rows, spec)["acc_vs_n.png"]
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels == ["Base", "Twin (= Base)", "Local", "Other"]
+    titles = [ax.get_title() for ax in fig.axes]
+    assert "identical: Base = Twin = Local" in titles[0]
+    assert "identical" not in titles[1]
+    # bars: the same rule
+    bar = {"name": "b", "kind": "bar", "x": "dataset", "y": ["accuracy"], "query": "n == 10"}
+    fig = plot_figures(rows, {**spec, "figures": [bar]})["b.png"]
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert labels[1] == "Twin (= Base)" and "Other" in labels
+
+
+def test_a_one_point_sweep_is_drawn_as_points_on_its_own_tick():
+    rows = _rows({"M": lambda d, x: 0.5, "N": lambda d, x: 0.7}, xs=(100,))
+    spec = {**REPORTING, "significance": None, "figures": [REPORTING["figures"][0]]}
+    ax = plot_figures(rows, spec)["acc_vs_n.png"].axes[0]
+    for container in ax.containers:
+        assert container.lines[0].get_linestyle() == "None"
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["100"]
+    # a sweep keeps its lines
+    ax = plot_figures(_rows({"M": lambda d, x: 0.5}), spec)["acc_vs_n.png"].axes[0]
+    assert ax.containers[0].lines[0].get_linestyle() == "-"
+
+
+def test_axis_titles_are_words_and_math():
+    rows = _rows({"M": lambda d, x: 0.5}).rename(columns={"n": "lam"})
+    rows["fit_time_s"] = 1.0
+    spec = {
+        **REPORTING,
+        "metrics": ["accuracy", "fit_time_s"],
+        "significance": None,
+        "figures": [
+            {"name": "l", "x": "lam", "y": "accuracy", "facet": "dataset"},
+            {"name": "b", "kind": "bar", "x": "dataset", "y": ["fit_time_s"]},
+        ],
+    }
+    figures = plot_figures(rows, spec)
+    assert figures["l.png"].axes[0].get_xlabel() == r"$\lambda$"
+    assert figures["b.png"].axes[0].get_title() == "fit time (s)"
+    spec["labels"] = {"fit_time_s": "training time (s)"}
+    assert plot_figures(rows, spec)["b.png"].axes[0].get_title() == "training time (s)"
+
+
+def test_one_repetition_has_no_std_and_the_paper_layout_bolds_the_best():
+    rows = _rows(
+        {"Good": lambda d, x: 0.9 if d == "A" else 0.6, "Bad": lambda d, x: 0.5},
+        datasets=("A", "B"),
+        xs=(10,),
+    )
+    rep = {
+        **REPORTING,
+        "significance": None,
+        "metrics": ["accuracy", "error"],
+        "paper_table": {"columns": ["dataset"]},
+    }
+    rows["error"] = 1 - rows["accuracy"]
+    one = rows[rows["draw"] == 0]
+    md = summary_to_markdown(summarise_results(one, rep), rep)
+    assert "| A | Good | .9000 ± – | .1000 ± – |" in md
+    assert "± .0000" not in md and "one repetition" in md
+    md = summary_to_markdown(summarise_results(rows, rep), rep)
+    layout = md.split("In the paper's layout")[1].splitlines()
+    assert "| method | A accuracy | A error | B accuracy | B error |" in layout
+    good = next(line for line in layout if line.startswith("| Good |"))
+    bad = next(line for line in layout if line.startswith("| Bad |"))
+    # the best accuracy is the highest, the best error the lowest
+    assert (
+        good
+        == "| Good | **.9050 ± .0071** | **.0950 ± .0071** | **.6050 ± .0071** | **.3950 ± .0071** |"
+    )
+    assert "**" not in bad
+    with pytest.raises(ValueError, match="several values"):
+        summary_to_markdown(
+            summarise_results(rows, rep),
+            {**rep, "paper_table": {"columns": []}},
+        )

@@ -18,6 +18,7 @@ import pandas as pd  # noqa: E402
 from scipy import stats  # noqa: E402
 
 from multiview_lab.evaluation import summarise  # noqa: E402
+from multiview_lab.pipelines.reporting import format as fmt  # noqa: E402
 
 METRICS = (
     "hamming_loss",
@@ -58,17 +59,21 @@ def summarise_corel(results: pd.DataFrame, confidence: float = 0.95) -> pd.DataF
 
 
 def corel_to_markdown(summary: pd.DataFrame, confidence: float = 0.95) -> str:
-    """COREL table: one row per task, one column per method, ``mean ± CI half-width``."""
+    """COREL table: one row per task, one column per method, ``mean ± CI half-width``
+    (``mean ± –`` for a single split, which has no interval); the best of each row in bold."""
     methods = list(dict.fromkeys(summary["method"]))
     lines = ["| task | " + " | ".join(methods) + " |", "|---|" + "---|" * len(methods)]
     for task, block in summary.groupby("dataset", sort=False):
         block = block.set_index("method")
-        cells = [
-            f"{block.loc[m, 'accuracy_mean']:.3f} ± {block.loc[m, 'accuracy_ci_half']:.3f}"
-            if m in block.index
-            else "–"
-            for m in methods
-        ]
+        best = fmt.number(block["accuracy_mean"].max())
+        cells = []
+        for m in methods:
+            if m not in block.index:
+                cells.append("–")
+                continue
+            mean = block.loc[m, "accuracy_mean"]
+            text = fmt.mean_std(mean, block.loc[m, "accuracy_ci_half"], n=block.loc[m, "n_splits"])
+            cells.append(f"**{text}**" if fmt.number(mean) == best else text)
         lines.append(f"| {task} | " + " | ".join(cells) + " |")
     n = ", ".join(map(str, sorted(summary["n_splits"].unique())))
     note = (
@@ -84,8 +89,8 @@ def corel_to_markdown(summary: pd.DataFrame, confidence: float = 0.95) -> str:
         ]
         lines.append("|---|---|" + "---|" * len(methods))
         for task in majority.index:
-            cells = [f"{balanced.loc[task, m]:.3f}" for m in methods]
-            lines.append(f"| {task} | {majority[task]:.3f} | " + " | ".join(cells) + " |")
+            cells = [fmt.number(balanced.loc[task, m]) for m in methods]
+            lines.append(f"| {task} | {fmt.number(majority[task])} | " + " | ".join(cells) + " |")
         note += (
             " Second table: accuracy of always predicting the majority class, and the mean"
             " balanced accuracy (mean of the true-positive and true-negative rates)."
@@ -139,22 +144,22 @@ def summarise_newsgroups(results: pd.DataFrame) -> pd.DataFrame:
 
 
 def newsgroups_to_markdown(summary: pd.DataFrame) -> str:
-    """20 Newsgroups table: one row per (task, method), accuracy and AUC as ``mean ± std``
-    (percent, as the paper's Table 5), the balanced accuracy and the rate of positive
-    predictions."""
+    """20 Newsgroups table: one row per (task, method), accuracy, AUC and balanced accuracy as
+    ``mean ± std`` (``mean ± –`` for one repetition) in the project's number format (the
+    paper's Table 5 prints percentages), and the rate of positive predictions."""
     lines = [
-        "| task | method | accuracy (%) | AUC (%) | balanced accuracy (%) | predicted positive |",
+        "| task | method | accuracy | AUC | balanced accuracy | predicted positive |",
         "|---|---|---|---|---|---|",
     ]
     for row in summary.itertuples(index=False):
         cells = [
-            f"{100 * getattr(row, f'{m}_mean'):.1f} ± {100 * getattr(row, f'{m}_std'):.1f}"
+            fmt.mean_std(getattr(row, f"{m}_mean"), getattr(row, f"{m}_std"), n=row.n_repeats)
             for m in ("accuracy", "auc", "balanced_accuracy")
         ]
         lines.append(
             f"| {row.dataset} | {row.method} | "
             + " | ".join(cells)
-            + f" | {row.positive_rate_mean:.3f} |"
+            + f" | {fmt.number(row.positive_rate_mean)} |"
         )
     reps = ", ".join(map(str, sorted(summary["n_repeats"].unique())))
     folds = ", ".join(map(str, sorted(summary["n_folds"].unique())))
@@ -252,7 +257,7 @@ def plot_figure3(study: pd.DataFrame, figure3: dict[str, Any]) -> plt.Figure:
     axes[0].set_yscale("log")
     axes[0].set_title("(a) relative error vs exact $K_{sum}$")
     for metric in METRICS:
-        line = axes[1].plot(low["m"], low[metric], "o-", ms=3, label=metric)
+        line = axes[1].plot(low["m"], low[metric], "o-", ms=3, label=fmt.words(metric))
         if not exact.empty:
             axes[1].axhline(exact[metric].iloc[0], ls="--", lw=0.8, color=line[0].get_color())
     axes[1].set_title("(b) performance (dashed: exact)")
@@ -261,9 +266,13 @@ def plot_figure3(study: pd.DataFrame, figure3: dict[str, Any]) -> plt.Figure:
         axes[2].axhline(exact["fit_time_s"].iloc[0], ls="--", color="k", label="exact")
     axes[2].set_title("(c) training time (s)")
     for ax in axes:
-        ax.set_xlabel("rank m")
+        ax.set_xlabel("rank $m$")
         ax.grid(alpha=0.3)
-        ax.legend(fontsize="small")
+        ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+    axes[0].legend(fontsize="small")
+    axes[2].legend(fontsize="small")
+    # below its panel: beside it, it would cover panel (c); inside, the five lines
+    axes[1].legend(fontsize="small", loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3)
     fig.suptitle("MIML-GP on scene: low-rank $K_{sum}$ (paper Fig. 3)")
     fig.tight_layout()
     return fig

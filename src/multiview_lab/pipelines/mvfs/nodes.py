@@ -27,6 +27,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from multiview_lab.pipelines.reporting import format as fmt  # noqa: E402
+from multiview_lab.pipelines.reporting.nodes import place_legend  # noqa: E402
 from multiview_lab.protocol import splits  # noqa: E402
 
 logger = logging.getLogger(__name__)
@@ -139,7 +141,7 @@ def plot_lam_sensitivity(table: pd.DataFrame, chosen: pd.DataFrame) -> plt.Figur
                 ax.plot(lam, stats.at[lam, "mean"], "*", ms=12, color=colour, mec="k")
             ax.axvline(block["lam_max"].mean(), ls=":", lw=1, color=colour)
         ax.set_xscale("log")
-        ax.set_xlabel("λ")
+        ax.set_xlabel(r"$\lambda$")
         ax.set_title(
             "criterion (mean over classifiers and k)"
             if column == "score"
@@ -152,16 +154,18 @@ def plot_lam_sensitivity(table: pd.DataFrame, chosen: pd.DataFrame) -> plt.Figur
         axes[0][0].set_ylim(np.nanmin(low) - 0.15 * span, min(np.nanmax(high) + 0.05 * span, 1.0))
     if not null.empty:
         axes[0][0].annotate(
-            f"λ ≥ λ_max: W = 0, majority class {null['score'].mean():.3f}",
+            rf"$\lambda \geq \lambda_{{max}}$: W = 0, majority class {fmt.number(null['score'].mean())}",
             xy=(0.98, 0.03),
             xycoords="axes fraction",
             ha="right",
             fontsize="small",
         )
     axes[0][0].set_ylabel("inner-CV accuracy")
-    axes[0][-1].legend(fontsize="small", loc="lower center")
-    fig.suptitle("λ sensitivity on mfeat (inner CV; ★ chosen, ⋮ λ_max of the folds)")
+    fig.suptitle(
+        r"$\lambda$ sensitivity on mfeat (inner CV; ★ chosen, dotted: $\lambda_{max}$ of the folds)"
+    )
     fig.tight_layout()
+    place_legend(fig)
     return fig
 
 

@@ -42,6 +42,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from multiview_lab.evaluation import flag_significance, summarise  # noqa: E402
+from multiview_lab.pipelines.reporting import format as fmt  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
@@ -88,53 +89,154 @@ def summarise_results(results: pd.DataFrame, reporting: dict[str, Any]) -> pd.Da
     return summary
 
 
-def _fmt(value: float, digits: int) -> str:
-    text = f"{value:.{digits}f}"
-    return text[1:] if text.startswith("0.") else text
-
-
-def summary_to_markdown(summary: pd.DataFrame, reporting: dict[str, Any]) -> str:
-    """Render the summary as a Markdown table with ``mean ± std`` cells.
-
-    A cell flagged significantly worse than the best of its column is marked with ``↓``, and the
-    best (bold) per column when significance flags are present, as in the paper's tables.
-    ``reporting.digits`` sets the decimals: one int for every metric (default 4) or a mapping
-    metric -> int, metrics not named keeping 4 (e.g. ``{k: 1}`` for feature counts).
-    """
+def _digits_of(reporting: dict[str, Any]) -> dict[str, int]:
+    """Decimals per metric: ``reporting.digits`` is one int for every metric (default 4) or a
+    mapping metric -> int, metrics not named keeping 4 (e.g. ``{k: 1}`` for feature counts)."""
     digits_spec = reporting.get("digits", 4)
     if isinstance(digits_spec, dict):
         unknown = sorted(set(digits_spec) - set(reporting["metrics"]))
         if unknown:
             raise ValueError(f"reporting.digits names metrics {unknown} not in reporting.metrics.")
-        digits_of = {m: int(digits_spec.get(m, 4)) for m in reporting["metrics"]}
-    else:
-        digits_of = dict.fromkeys(reporting["metrics"], int(digits_spec))
+        return {m: int(digits_spec.get(m, 4)) for m in reporting["metrics"]}
+    return dict.fromkeys(reporting["metrics"], int(digits_spec))
+
+
+def _count_column(summary: pd.DataFrame, reporting: dict[str, Any]) -> str | None:
+    """The summary's number-of-repetitions column (``n_<repeat_key>s`` or ``n``), if any."""
+    repeat_key = reporting.get("repeat_key")
+    name = f"n_{repeat_key}s" if repeat_key else "n"
+    return name if name in summary.columns else None
+
+
+def _cell(row: Any, metric: str, digits: int, count: str | None, summary: pd.DataFrame) -> str:
+    """One ``mean ± std`` cell (``mean ± –`` for one repetition), ``↓`` if flagged worse."""
+    get = row.get if isinstance(row, dict) else row.__getitem__
+    mean = get(f"{metric}_mean")
+    if not np.isfinite(mean):
+        return "–"  # the metric does not apply to this row (e.g. no K)
+    cell = fmt.mean_std(mean, get(f"{metric}_std"), digits, get(count) if count else None)
+    if f"{metric}_worse" in summary.columns and bool(get(f"{metric}_worse")):
+        cell += " ↓"
+    return cell
+
+
+def summary_to_markdown(summary: pd.DataFrame, reporting: dict[str, Any]) -> str:
+    """Render the summary as Markdown: the long table, then the paper's layout if configured.
+
+    Cells are ``mean ± std`` in the project's number format
+    (:mod:`multiview_lab.pipelines.reporting.format`), ``mean ± –`` for a single repetition; a
+    cell flagged significantly worse than the best of its column is marked with ``↓``.
+    ``reporting.digits`` sets the decimals (one int, or a mapping metric -> int).
+
+    ``reporting.paper_table`` adds the table as the paper prints it (see
+    :func:`paper_layout_markdown`): methods as rows, the ``columns`` keys and metrics as
+    columns, the best of each column in bold.
+    """
+    digits_of = _digits_of(reporting)
     keys = list(reporting["group_by"])
     metrics = list(reporting["metrics"])
-    header = keys + metrics
+    count = _count_column(summary, reporting)
+    header = keys + [fmt.words(m, reporting.get("labels"), math=False) for m in metrics]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for _, row in summary.iterrows():
+    for row in summary.to_dict("records"):
         cells = [str(row[k]) for k in keys]
-        for m in metrics:
-            if not np.isfinite(row[f"{m}_mean"]):
-                cells.append("–")  # the metric does not apply to this row (e.g. no K)
-                continue
-            digits = digits_of[m]
-            cell = f"{_fmt(row[f'{m}_mean'], digits)} ± {_fmt(row[f'{m}_std'], digits)}"
-            if f"{m}_worse" in summary.columns and bool(row[f"{m}_worse"]):
-                cell += " ↓"
-            cells.append(cell)
+        cells += [_cell(row, m, digits_of[m], count, summary) for m in metrics]
         lines.append("| " + " | ".join(cells) + " |")
-    count = [c for c in summary.columns if c.startswith("n_") or c == "n"]
     note = ""
     if count:
-        note = (
-            f"\n\nRepetitions per row: {', '.join(sorted(map(str, summary[count[0]].unique())))}."
-        )
+        reps = sorted(summary[count].astype(int).unique().tolist())
+        note = f"\n\nRepetitions per row: {', '.join(map(str, reps))}."
+        if 1 in reps:
+            note += " ± – = one repetition, no standard deviation."
     if any(c.endswith("_worse") for c in summary.columns):
         alpha = reporting.get("significance", {}).get("alpha", 0.02)
         note += f" ↓ = significantly worse than the best of its column (Wilcoxon rank-sum, p < {alpha})."
-    return "\n".join(lines) + note + "\n"
+    text = "\n".join(lines) + note + "\n"
+    if reporting.get("paper_table"):
+        text += "\n" + paper_layout_markdown(summary, reporting)
+    return text
+
+
+def paper_layout_markdown(summary: pd.DataFrame, reporting: dict[str, Any]) -> str:
+    """The summary in the paper's layout: one row per method, the best of each column in bold.
+
+    ``reporting.paper_table`` holds ``columns`` (group_by keys whose values become columns,
+    e.g. ``[dataset]`` or ``[train_pct]``), optionally ``by`` (keys giving one table each,
+    e.g. ``[dataset, setting]``), ``metrics`` (default: ``reporting.metrics``) and ``query``
+    (pandas syntax, rows to keep). Every other group_by key must take one value per table.
+    A column's best is its highest or lowest mean as :func:`~multiview_lab.pipelines.
+    reporting.format.better` says (``reporting.better`` overrides per metric); ties are all
+    bold, and a metric without a better side (a chosen K) has none.
+    """
+    spec = reporting["paper_table"]
+    rows_key = method_key(reporting)
+    columns = list(spec.get("columns", []))
+    by = list(spec.get("by", []))
+    metrics = list(spec.get("metrics", reporting["metrics"]))
+    labels = reporting.get("labels")
+    unknown = sorted(set(columns + by + [rows_key]) - set(reporting["group_by"]))
+    if unknown:
+        raise ValueError(f"paper_table names {unknown}, which are not group_by keys.")
+    unknown = sorted(set(metrics) - set(reporting["metrics"]))
+    if unknown:
+        raise ValueError(f"paper_table.metrics names {unknown}, not in reporting.metrics.")
+    data = summary.query(spec["query"]) if spec.get("query") else summary
+    if data.empty:
+        return f"No rows of the summary match paper_table.query {spec.get('query')!r}.\n"
+    digits_of = _digits_of(reporting)
+    count = _count_column(summary, reporting)
+    rest = [k for k in reporting["group_by"] if k not in {rows_key, *columns, *by}]
+    blocks = data.groupby(by, sort=False) if by else [((), data)]
+    out = []
+    for values, block in blocks:
+        values = values if isinstance(values, tuple) else (values,)
+        many = [k for k in rest if block[k].nunique() > 1]
+        if many:
+            raise ValueError(
+                f"paper_table: {many} take several values in one table; add them to "
+                "paper_table.columns or paper_table.by, or select with paper_table.query."
+            )
+        fixed = [f"{k} = {block[k].iloc[0]}" for k in rest]
+        title = ", ".join([*(f"{k} = {v}" for k, v in zip(by, values, strict=True)), *fixed])
+        col_values = list(dict.fromkeys(map(tuple, block[columns].to_numpy()))) if columns else [()]
+        methods = list(dict.fromkeys(block[rows_key]))
+        header, cells = [str((labels or {}).get(rows_key, rows_key))], {m: [] for m in methods}
+        for cv in col_values:
+            part = block
+            for k, v in zip(columns, cv, strict=True):
+                part = part[part[k] == v]
+            part = part.set_index(rows_key)
+            for metric in metrics:
+                # a text value names itself (MNIST1); a number says what it counts (k = 10)
+                name = " ".join(
+                    str(v) if isinstance(v, str) else f"{k} = {v}"
+                    for k, v in zip(columns, cv, strict=True)
+                )
+                if len(metrics) > 1 or not name:
+                    name = f"{name} {fmt.words(metric, labels, math=False)}".strip()
+                header.append(name)
+                direction = fmt.better(metric, reporting.get("better"))
+                means = pd.to_numeric(part[f"{metric}_mean"], errors="coerce")
+                best = None
+                if direction and means.notna().any():
+                    best = means.max() if direction == "max" else means.min()
+                for m in methods:
+                    if m not in part.index:
+                        cells[m].append("")
+                        continue
+                    row = part.loc[m].to_dict()
+                    text = _cell(row, metric, digits_of[metric], count, summary)
+                    if best is not None and np.isfinite(row[f"{metric}_mean"]):
+                        if fmt.number(row[f"{metric}_mean"], digits_of[metric]) == fmt.number(
+                            best, digits_of[metric]
+                        ):
+                            text = f"**{text}**"
+                    cells[m].append(text)
+        table = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        table += ["| " + " | ".join([str(m), *cells[m]]) + " |" for m in methods]
+        heading = "In the paper's layout" + (f" ({title})" if title else "")
+        out.append(f"{heading}; the best of each column in bold.\n\n" + "\n".join(table) + "\n")
+    return "\n".join(out)
 
 
 def summary_to_metrics(summary: pd.DataFrame, reporting: dict[str, Any]) -> dict[str, float]:
@@ -259,45 +361,176 @@ def _hue_styles(values) -> dict[Any, dict[str, Any]]:
     return styles
 
 
-def _line_figure(summary: pd.DataFrame, spec: dict[str, Any]) -> plt.Figure:
+def _grid(n_panels: int, spec: dict[str, Any], width: float, height: float, sharey: bool):
+    """A figure of ``n_panels`` panels wrapped at ``spec.columns`` per row (default 3)."""
+    ncols = max(1, min(n_panels, int(spec.get("columns", 3))))
+    nrows = -(-n_panels // ncols)
+    fig, axes = plt.subplots(
+        nrows, ncols, figsize=(width * ncols, height * nrows), squeeze=False, sharey=sharey
+    )
+    flat = list(axes.ravel())
+    for ax in flat[n_panels:]:
+        ax.set_visible(False)
+    return fig, flat[:n_panels]
+
+
+def _identical(series: dict[Any, np.ndarray]) -> list[list[Any]]:
+    """Groups (of two or more) of series keys whose values are the same to 1e-12."""
+    groups: list[list[Any]] = []
+    for key, values in series.items():
+        for group in groups:
+            ref = series[group[0]]
+            if ref.shape == values.shape and np.allclose(
+                ref, values, rtol=0.0, atol=1e-12, equal_nan=True
+            ):
+                group.append(key)
+                break
+        else:
+            groups.append([key])
+    return [g for g in groups if len(g) > 1]
+
+
+def _mark_identical(panels: list[dict[Any, np.ndarray]]) -> tuple[dict[Any, str], list[str]]:
+    """How identical series are marked, so that a series hidden under another is not missed.
+
+    Returns the legend suffix of each hue value identical to others in every panel where
+    they appear together (``" (= B)"``), and per panel a note naming the groups identical
+    in that panel only (``"A = B"``), for its title.
+    """
+    per_panel = [_identical(p) for p in panels]
+    pairs: dict[tuple[Any, Any], list[bool]] = {}
+    for series, groups in zip(panels, per_panel, strict=True):
+        keys = list(series)
+        same = {frozenset((a, b)) for g in groups for a in g for b in g if a != b}
+        for i, a in enumerate(keys):
+            for b in keys[i + 1 :]:
+                pairs.setdefault((a, b), []).append(frozenset((a, b)) in same)
+    always = {pair for pair, flags in pairs.items() if all(flags)}
+    suffix: dict[Any, str] = {}
+    for a, b in always:
+        suffix[b] = suffix.get(b, "") or f" (= {a})"
+    notes = []
+    for groups in per_panel:
+        local = [
+            " = ".join(map(str, g))
+            for g in groups
+            if not all((a, b) in always for i, a in enumerate(g) for b in g[i + 1 :])
+        ]
+        notes.append("; ".join(local))
+    return suffix, notes
+
+
+def place_legend(fig: plt.Figure, title: str | None = None) -> None:
+    """One legend for the figure, beside the top-right panel where it hides nothing.
+
+    Placed after ``tight_layout`` as a figure legend, so that it does not shrink the panels;
+    the catalog saves with ``bbox_inches=tight``, which keeps it in the PNG.
+    """
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    handles: dict[str, Any] = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(label, handle)
+    if handles:
+        top_right = max(axes, key=lambda ax: (ax.get_position().y1, ax.get_position().x1))
+        box = top_right.get_position()
+        fig.legend(
+            list(handles.values()),
+            list(handles),
+            title=title,
+            fontsize="small",
+            loc="upper left",
+            bbox_to_anchor=(box.x1 + 0.01, box.y1),
+            borderaxespad=0.0,
+        )
+
+
+def _integer_axis(ax, values: pd.Series, log: bool) -> None:
+    """Ticks at the values of a sweep of one point, whole-number ticks for a whole-number key."""
+    numeric = pd.to_numeric(values, errors="coerce")
+    if numeric.isna().any():
+        return
+    unique = np.unique(numeric)
+    if len(unique) <= 3:
+        ax.set_xticks(
+            unique, [fmt.number(v, 0) if float(v).is_integer() else str(v) for v in unique]
+        )
+        if len(unique) == 1:
+            ax.set_xlim(unique[0] - 1, unique[0] + 1) if not log else None
+    elif not log and np.all(np.mod(unique, 1) == 0):
+        ax.xaxis.set_major_locator(matplotlib.ticker.MaxNLocator(integer=True))
+
+
+def _line_figure(summary: pd.DataFrame, spec: dict[str, Any], labels=None):
+    """Mean ± std of ``y`` against ``x``, a line per ``hue``, a panel per ``facet``; returns the
+    figure and its legend's title."""
     x, y, hue, facet = spec["x"], spec["y"], spec.get("hue", "method"), spec.get("facet")
     facets = sorted(summary[facet].unique()) if facet else [None]
     styles = _hue_styles(summary[hue])
-    fig, axes = plt.subplots(
-        1, len(facets), figsize=(5 * len(facets), 4), squeeze=False, sharey=True
-    )
-    for ax, fval in zip(axes[0], facets, strict=True):
-        block = summary if facet is None else summary[summary[facet] == fval]
+    fig, axes = _grid(len(facets), spec, 5.0, 4.0, sharey=True)
+    blocks = [summary if f is None else summary[summary[facet] == f] for f in facets]
+    panels = [
+        {
+            h: line.sort_values(x)[[x, f"{y}_mean", f"{y}_std"]].to_numpy(float)
+            for h, line in block.groupby(hue, sort=False)
+        }
+        for block in blocks
+    ]
+    suffix, notes = _mark_identical(panels)
+    single = summary.groupby([c for c in (facet, hue) if c])[x].nunique().max() <= 1
+    for ax, fval, block, note in zip(axes, facets, blocks, notes, strict=True):
         for hval, line in block.groupby(hue, sort=False):
             line = line.sort_values(x)
+            style = dict(styles[hval])
+            if single:  # a "sweep" of one point: points, not lines
+                style["linestyle"] = "none"
             ax.errorbar(
                 line[x],
                 line[f"{y}_mean"],
                 yerr=line[f"{y}_std"],
-                ms=3,
+                ms=6 if single else 3,
                 capsize=2,
-                label=str(hval),
-                **styles[hval],
+                label=f"{hval}{suffix.get(hval, '')}",
+                **style,
             )
-        ax.set_xlabel(spec.get("xlabel", x))
+        ax.set_xlabel(spec.get("xlabel") or fmt.words(x, labels))
         if spec.get("xscale"):
             ax.set_xscale(spec["xscale"])
-        ax.set_title(str(fval) if facet else spec.get("title", ""))
+        _integer_axis(ax, block[x], bool(spec.get("xscale")))
+        title = str(fval) if facet else ""
+        if note:
+            title = f"{title}\n(identical: {note})".strip()
+        ax.set_title(title, fontsize="medium")
         ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel(spec.get("ylabel", y))
-    # beside the last panel, where it hides no line (the catalog saves with bbox_inches=tight)
-    axes[0][-1].legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.02, 1.0))
-    return fig
+    for ax in axes[:: axes[0].get_gridspec().ncols]:
+        ax.set_ylabel(spec.get("ylabel") or fmt.words(y, labels))
+    return fig, (fmt.words(hue, labels) if hue != "method" else None)
 
 
-def _bar_figure(summary: pd.DataFrame, spec: dict[str, Any]) -> plt.Figure:
+def _bar_figure(summary: pd.DataFrame, spec: dict[str, Any], labels=None):
+    """Grouped bars of each metric of ``y`` per ``x`` and ``hue``, a panel per metric; returns
+    the figure and its legend's title (none)."""
     x, hue = spec["x"], spec.get("hue", "method")
     metrics = spec["y"] if isinstance(spec["y"], list) else [spec["y"]]
     xs = list(dict.fromkeys(summary[x]))
     hues = list(dict.fromkeys(summary[hue]))
     width = 0.8 / max(len(hues), 1)
-    fig, axes = plt.subplots(1, len(metrics), figsize=(4.5 * len(metrics), 3.8), squeeze=False)
-    for ax, metric in zip(axes[0], metrics, strict=True):
+    fig, axes = _grid(
+        len(metrics), spec, max(4.5, 0.35 * len(xs) * len(hues) + 1.5), 3.8, sharey=False
+    )
+    panels = [
+        {
+            h: summary[summary[hue] == h]
+            .set_index(x)
+            .reindex(xs)[[f"{m}_mean", f"{m}_std"]]
+            .to_numpy(float)
+            for h in hues
+        }
+        for m in metrics
+    ]
+    suffix, notes = _mark_identical(panels)
+    titles = spec.get("titles", {})
+    for ax, metric, note in zip(axes, metrics, notes, strict=True):
         for j, hval in enumerate(hues):
             block = summary[summary[hue] == hval].set_index(x).reindex(xs)
             ax.bar(
@@ -306,15 +539,17 @@ def _bar_figure(summary: pd.DataFrame, spec: dict[str, Any]) -> plt.Figure:
                 width,
                 yerr=block[f"{metric}_std"],
                 capsize=2,
-                label=str(hval),
+                label=f"{hval}{suffix.get(hval, '')}",
             )
         ax.set_xticks(np.arange(len(xs)), [str(v) for v in xs])
-        ax.set_title(spec.get("titles", {}).get(metric, metric))
+        title = titles.get(metric) or fmt.words(metric, labels)
+        if note:
+            title += f"\n(identical: {note})"
+        ax.set_title(title, fontsize="medium")
         if spec.get("log_metrics") and metric in spec["log_metrics"]:
             ax.set_yscale("log")
         ax.grid(alpha=0.3, axis="y")
-    axes[0][-1].legend(fontsize="small")
-    return fig
+    return fig, None
 
 
 def plot_figures(results: pd.DataFrame, reporting: dict[str, Any]) -> dict[str, plt.Figure]:
@@ -329,10 +564,11 @@ def plot_figures(results: pd.DataFrame, reporting: dict[str, Any]) -> dict[str, 
     figures: dict[str, plt.Figure] = {}
     for spec, summary in _figure_summaries(results, reporting):
         draw = _line_figure if spec.get("kind", "line") == "line" else _bar_figure
-        fig = draw(summary, spec)
+        fig, legend_title = draw(summary, spec, reporting.get("labels"))
         if spec.get("title"):
             fig.suptitle(spec["title"])
         fig.tight_layout()
+        place_legend(fig, legend_title)
         figures[f"{spec['name']}.png"] = fig
     return figures
 
@@ -509,9 +745,9 @@ def _reference_cell(row: pd.Series, metric: str, value: str, std: str, worse: st
     mean = row[f"{metric}_{value}"]
     if pd.isna(mean):
         return ""
-    text = _fmt(mean, 4)
+    text = fmt.number(mean, 4)
     if pd.notna(row.get(f"{metric}_{std}", np.nan)):
-        text += f" ± {_fmt(row[f'{metric}_{std}'], 4)}"
+        text += f" ± {fmt.number(row[f'{metric}_{std}'], 4)}"
     flag = row.get(f"{metric}_{worse}", False)
     if pd.notna(flag) and bool(flag):
         text += " ↓"
