@@ -51,6 +51,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from multiview_lab import formatting as fmt
+
 REPRODUCED = "reproduced"
 DIRECTION = "direction holds"
 FAILS = "does not hold"
@@ -199,7 +201,7 @@ def _paper_text(value) -> str:
     """A published number as printed in a table (4 decimals below 10), text as is."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return str(value)
-    return f"{value:.4f}" if abs(value) < 10 else f"{value:.4g}"
+    return fmt.number(value) if abs(value) < 10 else f"{value:.4g}"
 
 
 def _fmt(x: float, digits: int = 4) -> str:
@@ -211,8 +213,8 @@ def _mean_std(values: np.ndarray) -> str:
     if len(values) == 0:
         return ""
     if len(values) == 1:
-        return f"{values[0]:.4f} (–)"
-    return f"{values.mean():.4f} ± {values.std(ddof=1):.4f}"
+        return fmt.mean_std(values[0], None, n=1)
+    return fmt.mean_std(values.mean(), values.std(ddof=1), n=len(values))
 
 
 def _one_sided_p(a: np.ndarray, b: np.ndarray, test: str) -> float:
@@ -289,7 +291,7 @@ def _value(base: dict, claim: Mapping[str, Any], rows: pd.DataFrame, keys: list)
         verdict=verdict,
         ours=_mean_std(values),
         n=len(values),
-        detail=f"ours − paper = {diff:+.4f} (tolerance ± {tol:g})",
+        detail=f"ours − paper = {fmt.signed(diff)} (tolerance ± {tol:g})",
         values={"mean": mean, "diff": diff},
     )
 
@@ -314,11 +316,11 @@ def _better(base: dict, claim: Mapping[str, Any], rows: pd.DataFrame, keys: list
         directions.append(mean > 0)
         if test == "none":
             strengths.append(mean > 0)
-            parts.append(f"{other}: {mean * sign:+.4f}")
+            parts.append(f"{other}: {fmt.signed(mean * sign)}")
         else:
             p = _one_sided_p(sign * ours, sign * reps[other].to_numpy(dtype=float), test)
             strengths.append(bool(mean > 0 and p < alpha))
-            parts.append(f"{other}: {mean * sign:+.4f} (p = {_fmt(p, 2)})")
+            parts.append(f"{other}: {fmt.signed(mean * sign)} (p = {_fmt(p, 2)})")
     if all(strengths):
         verdict = REPRODUCED
     elif all(directions):
@@ -404,7 +406,7 @@ def _trend(base: dict, claim: Mapping[str, Any], rows: pd.DataFrame, keys: list)
         verdict = DIRECTION
     else:
         verdict = FAILS
-    text = ", ".join(f"{k}: {v:.4f}" for k, v in means.items())
+    text = ", ".join(f"{k}: {fmt.number(v)}" for k, v in means.items())
     return Verdict(
         **base,
         verdict=verdict,
@@ -433,7 +435,7 @@ def _rank(base: dict, claim: Mapping[str, Any], rows: pd.DataFrame, keys: list) 
     order = means.sort_values(ascending=not higher)
     rank = int(order.index.get_loc(claim["method"])) + 1
     at_most = int(claim["at_most"])
-    top = ", ".join(f"{m} {v:.4f}" for m, v in order.iloc[: max(at_most + 1, 3)].items())
+    top = ", ".join(f"{m} {fmt.number(v)}" for m, v in order.iloc[: max(at_most + 1, 3)].items())
     return Verdict(
         **base,
         verdict=REPRODUCED if rank <= at_most else FAILS,

@@ -17,8 +17,8 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from scipy import stats  # noqa: E402
 
+from multiview_lab import formatting as fmt  # noqa: E402
 from multiview_lab.evaluation import summarise  # noqa: E402
-from multiview_lab.pipelines.reporting import format as fmt  # noqa: E402
 
 METRICS = (
     "hamming_loss",

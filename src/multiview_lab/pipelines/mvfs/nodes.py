@@ -27,7 +27,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from multiview_lab.pipelines.reporting import format as fmt  # noqa: E402
+from multiview_lab import formatting as fmt  # noqa: E402
 from multiview_lab.pipelines.reporting.nodes import place_legend  # noqa: E402
 from multiview_lab.protocol import splits  # noqa: E402
 

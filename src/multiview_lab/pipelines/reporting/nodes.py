@@ -20,6 +20,10 @@ columns; see :mod:`multiview_lab.evaluation`) and the method's ``reporting`` par
       figures:                        # optional: PNGs, lines against a swept key or bars
         - {name: accuracy_vs_n, x: n_train, y: accuracy, hue: method, facet: dataset}
         - {name: time, kind: bar, x: dataset, y: [accuracy, fit_time_s], query: "n_train == 500"}
+      paper_table:                    # optional: also the paper's layout in summary.md
+        {by: [dataset], columns: [n_train], metrics: [accuracy]}   # best of a column in bold
+      labels: {fit_time_s: "fit time (s)"}   # optional: axis / header words for a column
+      better: {k: null}               # optional: max / min / null per metric (default: by name)
       reference:                      # optional: published values to set the summary against
         source: "Goyal et al. (2019), Table 1"
         tolerance: {accuracy: 0.01}   # |ours - published| beyond this is flagged
@@ -41,8 +45,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from multiview_lab import formatting as fmt  # noqa: E402
 from multiview_lab.evaluation import flag_significance, summarise  # noqa: E402
-from multiview_lab.pipelines.reporting import format as fmt  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
@@ -124,7 +128,7 @@ def summary_to_markdown(summary: pd.DataFrame, reporting: dict[str, Any]) -> str
     """Render the summary as Markdown: the long table, then the paper's layout if configured.
 
     Cells are ``mean ± std`` in the project's number format
-    (:mod:`multiview_lab.pipelines.reporting.format`), ``mean ± –`` for a single repetition; a
+    (:mod:`multiview_lab.formatting`), ``mean ± –`` for a single repetition; a
     cell flagged significantly worse than the best of its column is marked with ``↓``.
     ``reporting.digits`` sets the decimals (one int, or a mapping metric -> int).
 
@@ -164,8 +168,8 @@ def paper_layout_markdown(summary: pd.DataFrame, reporting: dict[str, Any]) -> s
     e.g. ``[dataset]`` or ``[train_pct]``), optionally ``by`` (keys giving one table each,
     e.g. ``[dataset, setting]``), ``metrics`` (default: ``reporting.metrics``) and ``query``
     (pandas syntax, rows to keep). Every other group_by key must take one value per table.
-    A column's best is its highest or lowest mean as :func:`~multiview_lab.pipelines.
-    reporting.format.better` says (``reporting.better`` overrides per metric); ties are all
+    A column's best is its highest or lowest mean as :func:`multiview_lab.formatting.better`
+    says (``reporting.better`` overrides per metric); ties are all
     bold, and a metric without a better side (a chosen K) has none.
     """
     spec = reporting["paper_table"]

@@ -117,6 +117,12 @@ def number(value: float, digits: int = 4) -> str:
     return text
 
 
+def signed(value: float, digits: int = 4) -> str:
+    """:func:`number` with its sign always written (``+.0123``, ``-.0312``), for differences."""
+    text = number(value, digits)
+    return text if text.startswith("-") or text == "–" else "+" + text
+
+
 def mean_std(mean: float, std: float | None, digits: int = 4, n: float | None = None) -> str:
     """``mean ± std``; ``mean ± –`` when there is one repetition (``n == 1``) or no std."""
     if mean is None or not math.isfinite(float(mean)):
