@@ -1,5 +1,6 @@
-"""Helpers shared by every estimator: input validation for multiview data."""
+"""Helpers shared by every estimator: the multiview input convention and its validation."""
 
+from multiview_lab.utils.multiview import MultiviewMixin, split_views, stack_views
 from multiview_lab.utils.validation import (
     check_binary_labels,
     check_n_classes,
@@ -10,6 +11,9 @@ from multiview_lab.utils.validation import (
 )
 
 __all__ = [
+    "MultiviewMixin",
+    "split_views",
+    "stack_views",
     "check_Xs",
     "check_Xs_y",
     "check_binary_labels",
