@@ -226,7 +226,14 @@ def test_models_sit_in_their_method_run_with_its_scores(pbmvboost_run):
 
 def test_a_second_pipeline_gets_its_method_runs_and_array_signatures(store, tmp_path):
     project = make_project_copy(tmp_path / "memd", ["genes", "20newsgroups"])
+    # a caller (a notebook) has its own experiment active: the run leaves it active
+    mlflow.set_experiment("a notebook's experiment")
+    active = (mlflow.tracking.fluent._active_experiment_id, os.environ.get("MLFLOW_EXPERIMENT_ID"))
     run_pipeline(project, "memd", env="smoke", runtime_params=MEMD)
+    assert (
+        mlflow.tracking.fluent._active_experiment_id,
+        os.environ.get("MLFLOW_EXPERIMENT_ID"),
+    ) == active
     _, parent, children = _family("memd")
     assert set(children) == {"MeMd-J", "SVM-faithful", "GaussianNB"}
     assert parent.info.status == "FINISHED"

@@ -171,6 +171,32 @@ def write_run_info(project_path: Path, run_params: Mapping[str, Any], **extra: A
     return written
 
 
+@contextlib.contextmanager
+def _active_experiment(mlflow, experiment_id: str):
+    """MLflow's active experiment set to ``experiment_id`` for the block, then put back.
+
+    Resuming a run (``start_run(run_id=...)``) checks the run against the process's active
+    experiment, which an earlier run in this process (another pipeline, a notebook) may have
+    set to its own; ``set_experiment`` alone would leave the run's experiment active (and in
+    ``MLFLOW_EXPERIMENT_ID``) for whatever the process does next. MLflow has no public getter
+    of the active experiment id, hence the module attribute read with a default.
+    """
+    from mlflow.tracking import fluent
+
+    previous = getattr(fluent, "_active_experiment_id", None)
+    previous_env = os.environ.get("MLFLOW_EXPERIMENT_ID")
+    mlflow.set_experiment(experiment_id=experiment_id)
+    try:
+        yield
+    finally:
+        if hasattr(fluent, "_active_experiment_id"):
+            fluent._active_experiment_id = previous
+        if previous_env is None:
+            os.environ.pop("MLFLOW_EXPERIMENT_ID", None)
+        else:
+            os.environ["MLFLOW_EXPERIMENT_ID"] = previous_env
+
+
 def _runner_name(runner: Any) -> str:
     """``SequentialRunner`` from a runner, its class or its repr (none given: Kedro's default,
     the sequential runner)."""
@@ -730,14 +756,12 @@ class MlflowHooks:
         """Log one method's metrics, then its models (MLflow links the run's metrics to each
         model logged after them), into its nested run, and close it FINISHED."""
         run_id = self._open_child(method)
-        # resuming a run checks it against the process's active experiment, which an earlier
-        # run in this process (another pipeline, a notebook) may have set to its own
-        mlflow.set_experiment(experiment_id=self._experiment_id)
-        mlflow.start_run(run_id=run_id, nested=True)
-        _log_metrics(mlflow, metrics)
-        for model_name, model in models.items():
-            self._log_model(mlflow, model_name, model)
-        mlflow.end_run(status="FINISHED")
+        with _active_experiment(mlflow, self._experiment_id):
+            mlflow.start_run(run_id=run_id, nested=True)
+            _log_metrics(mlflow, metrics)
+            for model_name, model in models.items():
+                self._log_model(mlflow, model_name, model)
+            mlflow.end_run(status="FINISHED")
         self._children.pop(method, None)
 
     def _log_model(self, mlflow, model_name: str, model: Any) -> None:
