@@ -19,37 +19,74 @@ from __future__ import annotations
 import logging
 import warnings
 from abc import ABCMeta, abstractmethod
+from numbers import Integral
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import logsumexp
 from sklearn import config_context
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, Options
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted
 
-from multiview_lab.utils.validation import check_binary_labels, check_Xs, check_Xs_y
+from multiview_lab.utils.multiview import MultiviewMixin
+from multiview_lab.utils.validation import check_binary_labels
 
 logger = logging.getLogger(__name__)
 
 _MAX_SEED = np.iinfo(np.int32).max
 
+#: The formats of a sparse view: CSC is what a tree fits on, CSR what it predicts on.
+SPARSE_FORMATS = ["csr", "csc"]
 
-def split_views(X, views_ind):
-    """Split the columns of a 2-D array into views at the boundaries ``views_ind``.
+#: Constraints of the parameters shared by the multiview boosting classifiers.
+COMMON_CONSTRAINTS = {
+    "n_estimators": [Interval(Integral, 1, None, closed="left")],
+    "max_depth": [Interval(Integral, 1, None, closed="left"), None],
+    "tie_label": [Options(Integral, {-1, 1})],
+    "random_state": ["random_state"],
+    "views_ind": ["array-like", Interval(Integral, 1, None, closed="left"), None],
+}
 
-    ``views_ind = [0, d_1, d_1 + d_2, ..., d]`` (increasing, first 0, last the number of columns).
+
+def check_some_views(estimator, X) -> None:
+    """Refuse an empty list (or tuple) as ``X``: no views at all.
+
+    ``MultiviewMixin._validate_views`` would read it as a 2-D array with no rows and report a
+    1-D array; this names the problem.
     """
-    X = np.asarray(X)
-    if X.ndim != 2:
-        raise ValueError(f"X must be a 2-D array when views_ind is given; got shape {X.shape}.")
-    b = np.asarray(views_ind)
-    if b.ndim != 1 or b.size < 2 or b[0] != 0 or b[-1] != X.shape[1] or np.any(np.diff(b) <= 0):
+    if isinstance(X, list | tuple) and len(X) == 0:
         raise ValueError(
-            "views_ind must be increasing view boundaries [0, ..., n_features] with at least "
-            f"one column per view; got {b.tolist()} for X with {X.shape[1]} columns."
+            f"{type(estimator).__name__} got an empty list as X: no views. Pass a list of "
+            "2-D views, or the views stacked in one 2-D X (multiview_lab.utils.stack_views)."
         )
-    return [X[:, b[v] : b[v + 1]] for v in range(b.size - 1)]
+
+
+def check_classifier_targets(estimator, y) -> np.ndarray:
+    """Check that ``y`` holds class labels (not a continuous target) of at least 2 classes.
+
+    Parameters
+    ----------
+    estimator : estimator
+        Named in the message.
+    y : ndarray of shape (n_samples,)
+
+    Returns
+    -------
+    classes : ndarray
+        The sorted classes of ``y``.
+    """
+    check_classification_targets(y)
+    classes = np.unique(y)
+    if classes.shape[0] < 2:
+        raise ValueError(
+            f"y must contain at least 2 classes; got 1 class ({classes.tolist()!r}). "
+            f"{type(estimator).__name__} cannot be fitted on a single class."
+        )
+    return classes
 
 
 def tree_leaf_signs(tree):
@@ -63,27 +100,76 @@ def tree_predict_pm(tree, X32):
     return tree_leaf_signs(tree)[tree.tree_.apply(X32)]
 
 
-def as_float32_views(Xs, order="C"):
+def check_binary_target(estimator, y) -> np.ndarray:
+    """Check that ``y`` holds exactly two classes, for a binary-only classifier.
+
+    Continuous targets and a single class are refused first (:func:`check_classifier_targets`);
+    more than two classes raise scikit-learn's "Only binary classification is supported" error.
+
+    Returns
+    -------
+    classes : ndarray of shape (2,)
+    """
+    classes = check_classifier_targets(estimator, y)
+    y_type = type_of_target(y, input_name="y", raise_unknown=True)
+    if y_type != "binary":
+        raise ValueError(
+            f"Only binary classification is supported. The type of the target is {y_type!r}: "
+            f"{type(estimator).__name__} needs exactly 2 distinct labels; got "
+            f"{classes.shape[0]}."
+        )
+    return classes
+
+
+def as_float32_views(Xs, order="C", sparse_format="csr"):
     """The views as float32 arrays (the dtype scikit-learn trees work on), C- or F-contiguous.
 
     The layout does not change any tree or prediction. Fitting reads a feature's values through
     the node's sample indices either way; ``tree_.apply`` on many rows is about twice as fast on
     column-major (``order="F"``) input, where the rows at a node read one contiguous column.
+
+    A sparse view stays sparse: a float32 copy in ``sparse_format`` (``"csc"`` to fit a tree,
+    ``"csr"`` to apply one), with sorted 32-bit indices as the trees' unchecked paths require.
     """
-    views = [np.asarray(X, dtype=np.float32, order=order) for X in Xs]
-    for v, (X, X32) in enumerate(zip(Xs, views, strict=True)):
+    views = []
+    for v, X in enumerate(Xs):
+        if sp.issparse(X):
+            X32 = as_float32_sparse(X, sparse_format)
+            values, source = X32.data, X.data
+        else:
+            X32 = np.asarray(X, dtype=np.float32, order=order)
+            values, source = X32, X
         # the views were checked finite; a float64 beyond the float32 range becomes infinite
-        if X.dtype.kind == "f" and X.dtype.itemsize > 4 and not np.isfinite(X32).all():
+        if source.dtype.kind == "f" and source.dtype.itemsize > 4 and not np.isfinite(values).all():
             raise ValueError(f"View {v} has values too large for float32 (the trees' dtype).")
+        views.append(X32)
     return views
 
 
-class MultiviewClassifierBase(ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
+def as_float32_sparse(X, sparse_format):
+    """A float32 copy of a sparse matrix in ``sparse_format``, indices sorted and 32-bit."""
+    X32 = X.asformat(sparse_format).astype(np.float32)  # astype copies: the caller's X is kept
+    if X32.indices.dtype != np.intc or X32.indptr.dtype != np.intc:
+        if X32.nnz > np.iinfo(np.intc).max:
+            raise ValueError(
+                "Sparse views with more than 2**31 - 1 stored values are not supported by "
+                "scikit-learn's trees (64-bit indices)."
+            )
+        X32.indices = X32.indices.astype(np.intc)
+        X32.indptr = X32.indptr.astype(np.intc)
+    X32.sort_indices()
+    return X32
+
+
+class MultiviewClassifierBase(MultiviewMixin, ClassifierMixin, BaseEstimator, metaclass=ABCMeta):
     """Input handling, binary mapping and one-vs-all for the multiview classifiers.
 
-    Subclasses implement ``_validate_params_values`` (raise on unknown option values),
-    ``_fit_binary(Xs, y_pm, random_state)`` and ``_decision_binary(Xs)``; they may implement
-    ``_staged_decision_binary(Xs)``. Binary labels are mapped ``classes_[0] -> -1`` and
+    Subclasses declare ``_parameter_constraints`` and implement ``_validate_params_values``
+    (checks the constraints cannot express), ``_fit_binary(Xs, y_pm, random_state)`` and
+    ``_decision_binary(Xs)``; they may implement ``_staged_decision_binary(Xs)``. Input is a
+    list of views or a stacked 2-D array split by ``views_ind``
+    (:class:`~multiview_lab.utils.multiview.MultiviewMixin`); sparse views (CSR / CSC) stay
+    sparse, as the trees take them. Binary labels are mapped ``classes_[0] -> -1`` and
     ``classes_[1] -> +1``. With more than two classes one binary model per class is fitted
     (one-vs-all, stored in ``ovr_estimators_``) and ``predict`` returns the class of the largest
     decision function.
@@ -91,34 +177,36 @@ class MultiviewClassifierBase(ClassifierMixin, BaseEstimator, metaclass=ABCMeta)
 
     _min_views = 1
 
-    # -- input -------------------------------------------------------------------------------
-    def _as_views(self, Xs):
-        views_ind = getattr(self, "views_ind", None)
-        if views_ind is not None and not isinstance(Xs, list | tuple):
-            return split_views(Xs, views_ind)
-        return Xs
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True  # every path only feeds trees, which take CSR / CSC
+        tags.classifier_tags.multi_class = True  # one-vs-all
+        return tags
 
-    def _check_fit_input(self, Xs, y):
-        Xs, y = check_Xs_y(self._as_views(Xs), y, min_views=self._min_views)
+    # -- input -------------------------------------------------------------------------------
+    def _check_fit_input(self, X, y):
+        check_some_views(self, X)
+        Xs, y = self._validate_views(
+            X, y, reset=True, accept_sparse=SPARSE_FORMATS, min_views=self._min_views
+        )
+        check_classifier_targets(self, y)
         return Xs, y
 
-    def _check_predict_input(self, Xs):
-        check_is_fitted(self, "classes_")
-        Xs = check_Xs(
-            self._as_views(Xs),
-            n_views=len(self.n_features_per_view_),
-            n_features=self.n_features_per_view_,
-        )
+    def _check_predict_input(self, X):
+        check_is_fitted(self)
+        check_some_views(self, X)
+        Xs = self._validate_views(X, reset=False, accept_sparse=SPARSE_FORMATS)
         return as_float32_views(Xs, order="F")  # every predict path applies many trees to them
 
     # -- fit ---------------------------------------------------------------------------------
-    def fit(self, Xs, y):
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
         """Fit the classifier.
 
         Parameters
         ----------
-        Xs : list of array-like of shape (n_samples, n_features_v), or array-like of shape (n_samples, n_features) with ``views_ind`` set
-            The views.
+        X : list of array-like or sparse matrix of shape (n_samples, n_features_v), or array-like or sparse matrix of shape (n_samples, n_features)
+            The views, or the views side by side, split at ``views_ind``.
         y : array-like of shape (n_samples,)
             Labels: two classes (binary core) or more (one-vs-all).
 
@@ -127,9 +215,7 @@ class MultiviewClassifierBase(ClassifierMixin, BaseEstimator, metaclass=ABCMeta)
         self
         """
         self._validate_params_values()
-        Xs, y = self._check_fit_input(Xs, y)
-        self.n_features_per_view_ = [X.shape[1] for X in Xs]
-        self.n_views_ = len(Xs)
+        Xs, y = self._check_fit_input(X, y)
         classes = np.unique(y)
         random_state = check_random_state(self.random_state)
         if classes.shape[0] > 2:
@@ -138,7 +224,7 @@ class MultiviewClassifierBase(ClassifierMixin, BaseEstimator, metaclass=ABCMeta)
             return self
         y_pm, self.classes_ = check_binary_labels(y)
         self.ovr_estimators_ = None
-        self._fit_binary(as_float32_views(Xs), y_pm, random_state)
+        self._fit_binary(as_float32_views(Xs, sparse_format="csc"), y_pm, random_state)
         return self
 
     def _fit_one_vs_all(self, Xs, y, classes, random_state):
@@ -151,7 +237,7 @@ class MultiviewClassifierBase(ClassifierMixin, BaseEstimator, metaclass=ABCMeta)
 
     @abstractmethod
     def _validate_params_values(self):
-        """Raise ``ValueError`` for unknown option values."""
+        """Raise ``ValueError`` for option values that ``_parameter_constraints`` let through."""
 
     @abstractmethod
     def _fit_binary(self, Xs, y, random_state):
@@ -165,32 +251,37 @@ class MultiviewClassifierBase(ClassifierMixin, BaseEstimator, metaclass=ABCMeta)
         raise NotImplementedError(f"{type(self).__name__} has no staged decision function.")
 
     # -- predict -----------------------------------------------------------------------------
-    def decision_function(self, Xs):
+    def decision_function(self, X):
         """Decision function.
 
         Parameters
         ----------
-        Xs : list of array-like of shape (n_samples, n_features_v)
-            The views.
+        X : list of array-like or sparse matrix of shape (n_samples, n_features_v), or array-like or sparse matrix of shape (n_samples, n_features)
+            The views, in the form given to ``fit`` or the other one.
 
         Returns
         -------
         score : ndarray of shape (n_samples,) or (n_samples, n_classes)
             Binary: positive means ``classes_[1]``. Multiclass: one column per class (one-vs-all).
         """
-        Xs = self._check_predict_input(Xs)
+        Xs = self._check_predict_input(X)
         if self.ovr_estimators_ is not None:
             return np.column_stack([e._decision_binary(Xs) for e in self.ovr_estimators_])
         return self._decision_binary(Xs)
 
-    def staged_decision_function(self, Xs):
+    def staged_decision_function(self, X):
         """Decision function after each boosting iteration (generator).
+
+        Parameters
+        ----------
+        X : list of array-like or sparse matrix, or array-like or sparse matrix
+            The views (see :meth:`decision_function`).
 
         Yields
         ------
         score : ndarray of shape (n_samples,) or (n_samples, n_classes)
         """
-        Xs = self._check_predict_input(Xs)
+        Xs = self._check_predict_input(X)
         if self.ovr_estimators_ is None:
             yield from self._staged_decision_binary(Xs)
             return
@@ -204,22 +295,23 @@ class MultiviewClassifierBase(ClassifierMixin, BaseEstimator, metaclass=ABCMeta)
         pos = np.where(score == 0, tie > 0, score > 0)
         return self.classes_[pos.astype(int)]
 
-    def predict(self, Xs):
+    def predict(self, X):
         """Predict labels: the sign of the score (``tie_label`` on an exact 0); argmax for one-vs-all.
 
         Parameters
         ----------
-        Xs : list of array-like of shape (n_samples, n_features_v)
+        X : list of array-like or sparse matrix, or array-like or sparse matrix
+            The views (see :meth:`decision_function`).
 
         Returns
         -------
         y : ndarray of shape (n_samples,)
         """
-        return self._labels_from_scores(self.decision_function(Xs))
+        return self._labels_from_scores(self.decision_function(X))
 
-    def staged_predict(self, Xs):
+    def staged_predict(self, X):
         """Predicted labels after each boosting iteration (generator)."""
-        for score in self.staged_decision_function(Xs):
+        for score in self.staged_decision_function(X):
             yield self._labels_from_scores(score)
 
 
@@ -240,7 +332,8 @@ class BaseMultiviewBoosting(MultiviewClassifierBase):
             max_depth=self.max_depth, splitter=self._splitter, random_state=seed
         )
         tree.fit(X, y, sample_weight=sample_weight, check_input=False)
-        return tree, tree_predict_pm(tree, X)
+        # a sparse training view is CSC (what a tree fits on); applying a tree needs CSR
+        return tree, tree_predict_pm(tree, X.tocsr() if sp.issparse(X) else X)
 
     def _fit_binary(self, Xs, y, random_state):
         n = y.shape[0]

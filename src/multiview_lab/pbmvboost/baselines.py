@@ -15,23 +15,26 @@ any two values, mapped to ``−1`` / ``+1`` internally (``classes_[1]`` is the p
 from __future__ import annotations
 
 import logging
-from numbers import Integral
+from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn import config_context
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.model_selection import StratifiedKFold, train_test_split
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from multiview_lab.utils.validation import (
-    check_binary_labels,
-    check_option,
-    check_Xs,
-    check_Xs_y,
-    n_stratified_folds,
+from multiview_lab.pbmvboost._boosting import (
+    SPARSE_FORMATS,
+    as_float32_sparse,
+    check_binary_target,
+    check_some_views,
 )
+from multiview_lab.utils.multiview import MultiviewMixin
+from multiview_lab.utils.validation import check_binary_labels, n_stratified_folds
 
 logger = logging.getLogger(__name__)
 
@@ -81,16 +84,24 @@ def _seed(rng) -> int:
     return int(rng.randint(np.iinfo(np.int32).max))
 
 
-def _as_tree_input(X) -> np.ndarray:
+def _as_tree_input(X):
     """``X`` as the float32 array a scikit-learn tree fits on, with the check ``fit`` does on it.
 
     ``DecisionTreeClassifier.fit`` casts ``X`` to float32 and rejects infinite values (a finite
     float64 can overflow); converting once lets the cross-validation fits skip that per fit.
+    A sparse ``X`` becomes a float32 CSR matrix (its folds are cut by rows).
     """
-    X32 = np.ascontiguousarray(X, dtype=np.float32)
-    if not np.all(np.isfinite(X32)):
+    X32 = as_float32_sparse(X, "csr") if sp.issparse(X) else np.ascontiguousarray(X, np.float32)
+    if not np.all(np.isfinite(X32.data if sp.issparse(X32) else X32)):
         raise ValueError("Input X contains infinity or a value too large for dtype('float32').")
     return X32
+
+
+def _hstack(Xs):
+    """The views side by side (CSR if any view is sparse, so that nothing is densified)."""
+    if any(sp.issparse(X) for X in Xs):
+        return sp.hstack(Xs, format="csr")
+    return np.hstack(Xs)
 
 
 def _depth_limit(depth) -> float:
@@ -116,8 +127,10 @@ def _cv_depth_scores(X, y, depths, folds, tree_seed) -> np.ndarray:
     # the depths (in fit_tree_cv) and X (above) are checked once: skip sklearn's per-fit checks
     with config_context(skip_parameter_validation=True, assume_finite=True):
         for f, (train, test) in enumerate(splits):
+            # a sparse fold: the unchecked tree fit needs CSC, the unchecked predict CSR
+            X_train = as_float32_sparse(X32[train], "csc") if sp.issparse(X32) else X32[train]
             _cv_fold_scores(
-                X32[train], y[train], X32[test], y[test], depths, order, tree_seed, acc[:, f]
+                X_train, y[train], X32[test], y[test], depths, order, tree_seed, acc[:, f]
             )
     return np.array([row.mean() for row in acc])
 
@@ -146,7 +159,7 @@ def fit_tree_cv(X, y, *, depths=DEPTH_GRID, cv=5, score=False, random_state=None
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features)
+    X : ndarray or sparse matrix of shape (n_samples, n_features)
     y : ndarray of shape (n_samples,)
     depths : sequence of (int or None), default=(1, 2, 3, 4, 6, 8, None)
         Candidate ``max_depth`` values. With a single candidate no CV is run unless ``score``.
@@ -191,25 +204,57 @@ def _to_labels(classes, score) -> np.ndarray:
     return classes[(np.asarray(score) > 0).astype(int)]
 
 
-class _TreeBaseline(ClassifierMixin, BaseEstimator):
-    """Shared validation for the tree baselines (not public)."""
+_TREE_CONSTRAINTS = {
+    "max_depth": [StrOptions({"cv"}), Interval(Integral, 1, None, closed="left"), None],
+    "depth_grid": ["array-like"],
+    "cv": [Interval(Integral, 2, None, closed="left")],
+    "random_state": ["random_state"],
+    "views_ind": ["array-like", Interval(Integral, 1, None, closed="left"), None],
+}
 
-    def _validate(self, Xs, y):
+
+class _TreeBaseline(MultiviewMixin, ClassifierMixin, BaseEstimator):
+    """Shared validation for the tree baselines (not public).
+
+    Binary-only; the views (a list, or a stacked ``X`` split by ``views_ind``) may be sparse
+    (CSR / CSC): every step only feeds trees, which take sparse input.
+    """
+
+    _parameter_constraints: dict = _TREE_CONSTRAINTS
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def _validate(self, X, y):
         depths = _check_tree_params(self.max_depth, self.depth_grid, self.cv)
-        Xs, y = check_Xs_y(Xs, y)
+        check_some_views(self, X)
+        Xs, y = self._validate_views(X, y, reset=True, accept_sparse=SPARSE_FORMATS)
+        check_binary_target(self, y)
         y_pm, self.classes_ = check_binary_labels(y)
-        self.n_features_per_view_ = [X.shape[1] for X in Xs]
         return Xs, y_pm, depths, check_random_state(self.random_state)
 
-    def _check_predict(self, Xs):
-        check_is_fitted(self, "classes_")
-        return check_Xs(
-            Xs, n_views=len(self.n_features_per_view_), n_features=self.n_features_per_view_
-        )
+    def _check_predict(self, X):
+        check_is_fitted(self)
+        check_some_views(self, X)
+        return self._validate_views(X, reset=False, accept_sparse=SPARSE_FORMATS)
 
-    def predict(self, Xs):
-        """Predicted labels (``classes_[1]`` where ``decision_function > 0``)."""
-        return _to_labels(self.classes_, self.decision_function(Xs))
+    def predict(self, X):
+        """Predicted labels (``classes_[1]`` where ``decision_function > 0``).
+
+        Parameters
+        ----------
+        X : list of array-like or sparse matrix of shape (n_samples, n_features_v), or array-like or sparse matrix of shape (n_samples, n_features)
+            The views, or the views side by side (split at ``views_ind``).
+
+        Returns
+        -------
+        y : ndarray of shape (n_samples,)
+        """
+        score = self.decision_function(X)  # checks the fit first
+        return _to_labels(self.classes_, score)
 
 
 class MonoViewClassifier(_TreeBaseline):
@@ -231,11 +276,20 @@ class MonoViewClassifier(_TreeBaseline):
         Number of folds of the depth selection.
     random_state : int, RandomState or None, default=None
         Seeds the folds and the trees.
+    views_ind : array-like of int, int or None, default=None
+        Where the views are in a stacked 2-D ``X`` (a list of views carries its own):
+        boundaries ``[0, d_1, d_1 + d_2, ..., d]``, an int ``V`` for ``V`` consecutive column
+        blocks of near-equal width, or None for one view.
 
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
+    n_features_in_ : int
+        Number of columns of all the views together.
     n_features_per_view_ : list of int
+    n_views_ : int
+    views_ind_ : ndarray of int of shape (n_views_ + 1,)
+        The view boundaries used in fit.
     estimators_ : list of DecisionTreeClassifier
         One tree per view, fitted on all the training data (labels ±1).
     depths_ : list of (int or None)
@@ -259,19 +313,44 @@ class MonoViewClassifier(_TreeBaseline):
     1
     """
 
+    _parameter_constraints: dict = {
+        **_TREE_CONSTRAINTS,
+        "mono_select": [StrOptions(set(_MONO_SELECT))],
+    }
+
     def __init__(
-        self, *, mono_select="cv", max_depth="cv", depth_grid=DEPTH_GRID, cv=5, random_state=None
+        self,
+        *,
+        mono_select="cv",
+        max_depth="cv",
+        depth_grid=DEPTH_GRID,
+        cv=5,
+        random_state=None,
+        views_ind=None,
     ):
         self.mono_select = mono_select
         self.max_depth = max_depth
         self.depth_grid = depth_grid
         self.cv = cv
         self.random_state = random_state
+        self.views_ind = views_ind
 
-    def fit(self, Xs, y):
-        """Fit one tree per view and select the view by CV accuracy (``mono_select="cv"``)."""
-        check_option("mono_select", self.mono_select, _MONO_SELECT)
-        Xs, y_pm, depths, rng = self._validate(Xs, y)
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit one tree per view and select the view by CV accuracy (``mono_select="cv"``).
+
+        Parameters
+        ----------
+        X : list of array-like or sparse matrix of shape (n_samples, n_features_v), or array-like or sparse matrix of shape (n_samples, n_features)
+            The views, or the views side by side (split at ``views_ind``).
+        y : array-like of shape (n_samples,)
+            Two classes.
+
+        Returns
+        -------
+        self
+        """
+        Xs, y_pm, depths, rng = self._validate(X, y)
         self.estimators_, self.depths_, scores = [], [], []
         for X in Xs:
             tree, cv_scores = fit_tree_cv(
@@ -289,12 +368,12 @@ class MonoViewClassifier(_TreeBaseline):
         self.selected_view_ = int(np.argmax(scores)) if self.mono_select == "cv" else None
         return self
 
-    def select_view(self, Xs, y):
-        """Select the view whose tree has the best accuracy on ``(Xs, y)`` (the oracle rule).
+    def select_view(self, X, y):
+        """Select the view whose tree has the best accuracy on ``(X, y)`` (the oracle rule).
 
         With ``mono_select="test"`` call it with the labelled test set before predicting.
         """
-        Xs = self._check_predict(Xs)
+        Xs = self._check_predict(X)
         y = np.asarray(y)
         if y.shape != (Xs[0].shape[0],):
             raise ValueError(f"y must have shape ({Xs[0].shape[0]},); got {y.shape}.")
@@ -306,9 +385,9 @@ class MonoViewClassifier(_TreeBaseline):
         self.selected_view_ = int(np.argmax(acc))
         return self
 
-    def decision_function(self, Xs):
+    def decision_function(self, X):
         """Positive-class probability of the selected view's tree minus ½."""
-        Xs = self._check_predict(Xs)
+        Xs = self._check_predict(X)
         if self.selected_view_ is None:
             raise ValueError(
                 "No view is selected: with mono_select='test' call select_view(Xs_test, y_test) first."
@@ -331,11 +410,20 @@ class ConcatClassifier(_TreeBaseline):
         Number of folds of the depth selection.
     random_state : int, RandomState or None, default=None
         Seeds the folds and the trees.
+    views_ind : array-like of int, int or None, default=None
+        Where the views are in a stacked 2-D ``X`` (a list of views carries its own):
+        boundaries ``[0, d_1, d_1 + d_2, ..., d]``, an int ``V`` for ``V`` consecutive column
+        blocks of near-equal width, or None for one view.
 
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
+    n_features_in_ : int
+        Number of columns of all the views together.
     n_features_per_view_ : list of int
+    n_views_ : int
+    views_ind_ : ndarray of int of shape (n_views_ + 1,)
+        The view boundaries used in fit.
     estimator_ : DecisionTreeClassifier
         Tree on ``np.hstack(Xs)`` (labels ±1).
     depth_cv_scores_ : ndarray
@@ -355,24 +443,40 @@ class ConcatClassifier(_TreeBaseline):
     5
     """
 
-    def __init__(self, *, max_depth="cv", depth_grid=DEPTH_GRID, cv=5, random_state=None):
+    def __init__(
+        self, *, max_depth="cv", depth_grid=DEPTH_GRID, cv=5, random_state=None, views_ind=None
+    ):
         self.max_depth = max_depth
         self.depth_grid = depth_grid
         self.cv = cv
         self.random_state = random_state
+        self.views_ind = views_ind
 
-    def fit(self, Xs, y):
-        """Fit one tree on ``np.hstack(Xs)``."""
-        Xs, y_pm, depths, rng = self._validate(Xs, y)
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit one tree on the views side by side (``np.hstack``; CSR if a view is sparse).
+
+        Parameters
+        ----------
+        X : list of array-like or sparse matrix of shape (n_samples, n_features_v), or array-like or sparse matrix of shape (n_samples, n_features)
+            The views, or the views side by side (split at ``views_ind``).
+        y : array-like of shape (n_samples,)
+            Two classes.
+
+        Returns
+        -------
+        self
+        """
+        Xs, y_pm, depths, rng = self._validate(X, y)
         self.estimator_, self.depth_cv_scores_ = fit_tree_cv(
-            np.hstack(Xs), y_pm, depths=depths, cv=self.cv, random_state=_seed(rng)
+            _hstack(Xs), y_pm, depths=depths, cv=self.cv, random_state=_seed(rng)
         )
         return self
 
-    def decision_function(self, Xs):
+    def decision_function(self, X):
         """Positive-class probability of the tree minus ½."""
-        Xs = self._check_predict(Xs)
-        return _positive_proba(self.estimator_, np.hstack(Xs)) - 0.5
+        Xs = self._check_predict(X)
+        return _positive_proba(self.estimator_, _hstack(Xs)) - 0.5
 
 
 class FusionDTClassifier(_TreeBaseline):
@@ -398,11 +502,20 @@ class FusionDTClassifier(_TreeBaseline):
         Number of folds of the depth selection.
     random_state : int, RandomState or None, default=None
         Seeds the folds and the trees.
+    views_ind : array-like of int, int or None, default=None
+        Where the views are in a stacked 2-D ``X`` (a list of views carries its own):
+        boundaries ``[0, d_1, d_1 + d_2, ..., d]``, an int ``V`` for ``V`` consecutive column
+        blocks of near-equal width, or None for one view.
 
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
+    n_features_in_ : int
+        Number of columns of all the views together.
     n_features_per_view_ : list of int
+    n_views_ : int
+    views_ind_ : ndarray of int of shape (n_views_ + 1,)
+        The view boundaries used in fit.
     level1_indices_, level2_indices_ : ndarray of int
         Training rows of each level (disjoint, together all rows).
     estimators_ : list of DecisionTreeClassifier
@@ -434,6 +547,7 @@ class FusionDTClassifier(_TreeBaseline):
         depth_grid=DEPTH_GRID,
         cv=5,
         random_state=None,
+        views_ind=None,
     ):
         self.level1_output = level1_output
         self.level1_size = level1_size
@@ -441,6 +555,13 @@ class FusionDTClassifier(_TreeBaseline):
         self.depth_grid = depth_grid
         self.cv = cv
         self.random_state = random_state
+        self.views_ind = views_ind
+
+    _parameter_constraints: dict = {
+        **_TREE_CONSTRAINTS,
+        "level1_output": [StrOptions(set(_LEVEL1_OUTPUTS))],
+        "level1_size": [Interval(Real, 0, 1, closed="neither")],
+    }
 
     def _level1_outputs(self, Xs):
         if self.level1_output == "proba":
@@ -449,12 +570,22 @@ class FusionDTClassifier(_TreeBaseline):
             )
         return np.column_stack([t.predict(X) for t, X in zip(self.estimators_, Xs, strict=True)])
 
-    def fit(self, Xs, y):
-        """Split the sample, fit the per-view trees on 60 % and the level-2 tree on 40 %."""
-        check_option("level1_output", self.level1_output, _LEVEL1_OUTPUTS)
-        if not (isinstance(self.level1_size, float) and 0.0 < self.level1_size < 1.0):
-            raise ValueError(f"level1_size must be a float in (0, 1); got {self.level1_size!r}.")
-        Xs, y_pm, depths, rng = self._validate(Xs, y)
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Split the sample, fit the per-view trees on 60 % and the level-2 tree on 40 %.
+
+        Parameters
+        ----------
+        X : list of array-like or sparse matrix of shape (n_samples, n_features_v), or array-like or sparse matrix of shape (n_samples, n_features)
+            The views, or the views side by side (split at ``views_ind``).
+        y : array-like of shape (n_samples,)
+            Two classes.
+
+        Returns
+        -------
+        self
+        """
+        Xs, y_pm, depths, rng = self._validate(X, y)
         self.level1_indices_, self.level2_indices_ = train_test_split(
             np.arange(y_pm.shape[0]),
             train_size=self.level1_size,
@@ -472,9 +603,9 @@ class FusionDTClassifier(_TreeBaseline):
         )
         return self
 
-    def decision_function(self, Xs):
+    def decision_function(self, X):
         """Positive-class probability of the level-2 tree minus ½."""
-        Xs = self._check_predict(Xs)
+        Xs = self._check_predict(X)
         return _positive_proba(self.final_estimator_, self._level1_outputs(Xs)) - 0.5
 
 
@@ -500,11 +631,20 @@ class MVMVClassifier(_TreeBaseline):
         Number of folds of the depth selection.
     random_state : int, RandomState or None, default=None
         Seeds the folds and the trees.
+    views_ind : array-like of int, int or None, default=None
+        Where the views are in a stacked 2-D ``X`` (a list of views carries its own):
+        boundaries ``[0, d_1, d_1 + d_2, ..., d]``, an int ``V`` for ``V`` consecutive column
+        blocks of near-equal width, or None for one view.
 
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
+    n_features_in_ : int
+        Number of columns of all the views together.
     n_features_per_view_ : list of int
+    n_views_ : int
+    views_ind_ : ndarray of int of shape (n_views_ + 1,)
+        The view boundaries used in fit.
     estimators_ : list of DecisionTreeClassifier
         One tree per view (labels ±1).
     depths_ : list of (int or None)
@@ -524,26 +664,51 @@ class MVMVClassifier(_TreeBaseline):
     True
     """
 
+    _parameter_constraints: dict = {
+        **_TREE_CONSTRAINTS,
+        "tie_break": [StrOptions(set(_TIE_BREAKS))],
+    }
+
     def __init__(
-        self, *, tie_break="proba", max_depth="cv", depth_grid=DEPTH_GRID, cv=5, random_state=None
+        self,
+        *,
+        tie_break="proba",
+        max_depth="cv",
+        depth_grid=DEPTH_GRID,
+        cv=5,
+        random_state=None,
+        views_ind=None,
     ):
         self.tie_break = tie_break
         self.max_depth = max_depth
         self.depth_grid = depth_grid
         self.cv = cv
         self.random_state = random_state
+        self.views_ind = views_ind
 
-    def fit(self, Xs, y):
-        """Fit one tree per view on all the training data."""
-        check_option("tie_break", self.tie_break, _TIE_BREAKS)
-        Xs, y_pm, depths, rng = self._validate(Xs, y)
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit one tree per view on all the training data.
+
+        Parameters
+        ----------
+        X : list of array-like or sparse matrix of shape (n_samples, n_features_v), or array-like or sparse matrix of shape (n_samples, n_features)
+            The views, or the views side by side (split at ``views_ind``).
+        y : array-like of shape (n_samples,)
+            Two classes.
+
+        Returns
+        -------
+        self
+        """
+        Xs, y_pm, depths, rng = self._validate(X, y)
         self.estimators_ = [
             fit_tree_cv(X, y_pm, depths=depths, cv=self.cv, random_state=_seed(rng))[0] for X in Xs
         ]
         self.depths_ = [t.max_depth for t in self.estimators_]
         return self
 
-    def decision_function(self, Xs):
+    def decision_function(self, X):
         """Vote margin with the tie rule folded in.
 
         Returns the mean of the ±1 votes where it is non-zero. Where the votes tie it returns, for
@@ -551,7 +716,7 @@ class MVMVClassifier(_TreeBaseline):
         so that it never outweighs a vote (exact ties stay 0 and are predicted as −1);
         ``1 / (2V)`` for ``"positive"`` and 0 for ``"negative"``.
         """
-        Xs = self._check_predict(Xs)
+        Xs = self._check_predict(X)
         votes = np.column_stack([t.predict(X) for t, X in zip(self.estimators_, Xs, strict=True)])
         margin = votes.mean(axis=1)
         tied = margin == 0
@@ -559,7 +724,10 @@ class MVMVClassifier(_TreeBaseline):
             margin[tied] = 1.0 / (2 * votes.shape[1])
         elif self.tie_break == "proba" and np.any(tied):
             proba = np.column_stack(
-                [_positive_proba(t, X[tied]) for t, X in zip(self.estimators_, Xs, strict=True)]
+                [
+                    _positive_proba(t, V[np.flatnonzero(tied)])
+                    for t, V in zip(self.estimators_, Xs, strict=True)
+                ]
             ).mean(axis=1)
             margin[tied] = (proba - 0.5) / (2 * votes.shape[1])
         return margin

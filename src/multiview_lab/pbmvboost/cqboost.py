@@ -31,21 +31,27 @@ from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn import config_context
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.model_selection import StratifiedKFold
 from sklearn.svm import LinearSVC
 from sklearn.utils import check_random_state
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
+from multiview_lab.pbmvboost._boosting import (
+    SPARSE_FORMATS,
+    check_binary_target,
+    check_some_views,
+)
+from multiview_lab.utils.multiview import MultiviewMixin, is_list_of_views
 from multiview_lab.utils.validation import (
     check_binary_labels,
     check_option,
-    check_Xs,
-    check_Xs_y,
     n_stratified_folds,
 )
 
@@ -508,7 +514,10 @@ class CqBoostClassifier(ClassifierMixin, BaseEstimator):
     Notes
     -----
     CqBoost is a single-view learner: it takes one 2-D ``X`` (Fusion_Cq^all feeds it the stacked
-    level-1 outputs). It is deterministic (ties in pricing go to the lowest column index), hence
+    level-1 outputs); a list of views is refused with a message that says so. With
+    ``voters="rbf"``, ``X`` may be sparse (CSR / CSC): only its pairwise distances are used.
+    With ``voters="precomputed"`` it must be dense, as the column generation works on the
+    dense margin matrix ``H = y X``. It is deterministic (ties in pricing go to the lowest column index), hence
     no ``random_state``. The stopping threshold ``ε`` is absolute, as in the spec; the dual values
     scale with ``μ``, so for very small ``μ`` column generation stops after a few columns.
 
@@ -526,6 +535,18 @@ class CqBoostClassifier(ClassifierMixin, BaseEstimator):
     >>> bool(abs(clf.q_.sum() - 1) < 1e-8)
     True
     """
+
+    _parameter_constraints: dict = {
+        "mu": [Interval(Real, 0, 1, closed="both")],
+        "voters": [StrOptions(set(_VOTERS))],
+        "gamma": [Interval(Real, 0, None, closed="neither")],
+        "self_complement": ["boolean"],
+        "n_max_iterations": [Interval(Integral, 1, None, closed="left")],
+        "epsilon": [Interval(Real, 0, None, closed="left")],
+        "epsilon_mode": [StrOptions(set(_EPSILON_MODES))],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "qp_tol_mode": [StrOptions(set(_QP_TOL_MODES))],
+    }
 
     def __init__(
         self,
@@ -550,24 +571,58 @@ class CqBoostClassifier(ClassifierMixin, BaseEstimator):
         self.tol = tol
         self.qp_tol_mode = qp_tol_mode
 
-    def _validate_params(self):
-        check_option("voters", self.voters, _VOTERS)
-        check_option("epsilon_mode", self.epsilon_mode, _EPSILON_MODES)
-        check_option("qp_tol_mode", self.qp_tol_mode, _QP_TOL_MODES)
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.input_tags.sparse = self.voters == "rbf"  # the RBF voters read only distances
+        return tags
+
+    def _check_params(self):
+        """The checks ``_parameter_constraints`` cannot express: finite values."""
         _check_positive("mu", self.mu, allow_zero=True)
         _check_positive("gamma", self.gamma)
-        _check_positive("n_max_iterations", self.n_max_iterations, integer=True)
         _check_positive("epsilon", self.epsilon, allow_zero=True)
         _check_positive("tol", self.tol)
-        if self.mu > 1:
-            raise ValueError(f"mu must be at most 1 (margins lie in [-1, 1]); got {self.mu!r}.")
 
+    def _check_X(self, X, *, reset, y="no_validation"):
+        if isinstance(X, list | tuple) and len(X) == 0:
+            raise ValueError(f"{type(self).__name__} got an empty list as X: no samples.")
+        if is_list_of_views(X):
+            raise ValueError(
+                f"{type(self).__name__} is a single-view estimator: it takes one 2-D X, not a "
+                f"list of {len(X)} views. Stack the views (multiview_lab.utils.stack_views) or "
+                "use FusionCqAllClassifier for multiview data."
+            )
+        if sp.issparse(X) and self.voters == "precomputed":
+            raise TypeError(
+                "With voters='precomputed', X (the voters' outputs) must be dense: the column "
+                "generation works on the dense margin matrix H = y X. Sparse X is supported "
+                "with voters='rbf'."
+            )
+        accept_sparse = SPARSE_FORMATS if self.voters == "rbf" else False
+        if isinstance(y, str) and y == "no_validation":
+            return validate_data(self, X, reset=reset, accept_sparse=accept_sparse)
+        return validate_data(self, X, y, reset=reset, accept_sparse=accept_sparse)
+
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        """Fit CqBoost on ``X`` (features, or voter outputs if ``voters="precomputed"``) and ``y``."""
-        self._validate_params()
-        (X,), y = check_Xs_y([X], y)
+        """Fit CqBoost on ``X`` (features, or voter outputs if ``voters="precomputed"``) and ``y``.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), or sparse matrix with ``voters="rbf"``
+            Features (``voters="rbf"``) or the voters' outputs in ``[-1, 1]``.
+        y : array-like of shape (n_samples,)
+            Two classes.
+
+        Returns
+        -------
+        self
+        """
+        self._check_params()
+        X, y = self._check_X(X, reset=True, y=y)
+        check_binary_target(self, y)
         y_pm, self.classes_ = check_binary_labels(y)
-        self.n_features_in_ = X.shape[1]
         if self.voters == "precomputed":
             if np.abs(X).max() > 1.0 + 1e-12:
                 raise ValueError(
@@ -599,7 +654,7 @@ class CqBoostClassifier(ClassifierMixin, BaseEstimator):
         if self.voters == "rbf":
             coef = _column_coefficients(res.columns, res.q, n_base, y_pm)
             keep = np.flatnonzero(coef)
-            self.support_vectors_ = X[keep]
+            self.support_vectors_ = X[keep]  # sparse X gives sparse support vectors
             self.dual_coef_ = coef[keep]
         else:
             self.dual_coef_ = _column_coefficients(res.columns, res.q, n_base)
@@ -607,8 +662,8 @@ class CqBoostClassifier(ClassifierMixin, BaseEstimator):
 
     def decision_function(self, X):
         """Weighted vote ``Σ_{j∈J} q_j h_j(x)`` (positive = ``classes_[1]``)."""
-        check_is_fitted(self, "q_")
-        (X,) = check_Xs([X], n_features=[self.n_features_in_])
+        check_is_fitted(self)
+        X = self._check_X(X, reset=False)
         if self.voters == "precomputed":
             return X @ self.dual_coef_
         K = np.exp(-self.gamma * euclidean_distances(X, self.support_vectors_, squared=True))
@@ -616,10 +671,11 @@ class CqBoostClassifier(ClassifierMixin, BaseEstimator):
 
     def predict(self, X):
         """``classes_[1]`` where the vote is positive, ``classes_[0]`` otherwise (ties → −1)."""
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        score = self.decision_function(X)  # checks the fit first
+        return self.classes_[(score > 0).astype(int)]
 
 
-class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
+class FusionCqAllClassifier(MultiviewMixin, ClassifierMixin, BaseEstimator):
     """Fusion_Cq^all: per-view linear SVMs, then CqBoost with RBF kernel voters (late fusion).
 
     Level 1 (PB-MVBoost spec §5.3, [paper]): for each view, one linear SVM per value of ``C`` in
@@ -672,11 +728,21 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
         optimum, which for μ ≤ 1e-5 lowers accuracy on MNIST on average (docs/methods/pbmvboost.md).
     random_state : int, RandomState or None, default=None
         Seeds the cross-validation splits and the SVMs.
+    views_ind : array-like of int, int or None, default=None
+        Where the views are in a stacked 2-D ``X`` (a list of views carries its own):
+        boundaries ``[0, d_1, d_1 + d_2, ..., d]``, an int ``V`` for ``V`` consecutive column
+        blocks of near-equal width, or None for one view. The views may be sparse (CSR / CSC):
+        level 1 is linear SVMs, which take sparse input.
 
     Attributes
     ----------
     classes_ : ndarray of shape (2,)
+    n_features_in_ : int
+        Number of columns of all the views together.
     n_features_per_view_ : list of int
+    n_views_ : int
+    views_ind_ : ndarray of int of shape (n_views_ + 1,)
+        The view boundaries used in fit.
     svms_ : list of list of LinearSVC
         ``svms_[v][k]``: the SVM of view ``v`` with ``C = Cs[k]``, fitted on all training rows.
     z_mean_, z_scale_ : ndarray of shape (|Cs| V,)
@@ -734,6 +800,7 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
         tol=1e-10,
         qp_tol_mode="absolute",
         random_state=None,
+        views_ind=None,
     ):
         self.Cs = Cs
         self.gammas = gammas
@@ -751,19 +818,36 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
         self.tol = tol
         self.qp_tol_mode = qp_tol_mode
         self.random_state = random_state
+        self.views_ind = views_ind
 
-    def _validate_params(self):
-        check_option("level1_output", self.level1_output, _LEVEL1_OUTPUTS)
-        check_option("level1_fit", self.level1_fit, _LEVEL1_FITS)
-        check_option("svm_dual", self.svm_dual, ("auto", True, False))
-        check_option("epsilon_mode", self.epsilon_mode, _EPSILON_MODES)
-        check_option("qp_tol_mode", self.qp_tol_mode, _QP_TOL_MODES)
-        for name in ("cv_level1", "cv_level2"):
-            value = getattr(self, name)
-            _check_positive(name, value, integer=True)
-            if value < 2:
-                raise ValueError(f"{name} must be at least 2; got {value!r}.")
-        _check_positive("svm_max_iter", self.svm_max_iter, integer=True)
+    _parameter_constraints: dict = {
+        "Cs": ["array-like"],
+        "gammas": ["array-like"],
+        "mus": ["array-like"],
+        "level1_output": [StrOptions(set(_LEVEL1_OUTPUTS))],
+        "level1_fit": [StrOptions(set(_LEVEL1_FITS))],
+        "standardize": ["boolean"],
+        "cv_level1": [Interval(Integral, 2, None, closed="left")],
+        "cv_level2": [Interval(Integral, 2, None, closed="left")],
+        "svm_max_iter": [Interval(Integral, 1, None, closed="left")],
+        "svm_dual": [StrOptions({"auto"}), "boolean"],
+        "n_max_iterations": [Interval(Integral, 1, None, closed="left")],
+        "epsilon": [Interval(Real, 0, None, closed="left")],
+        "epsilon_mode": [StrOptions(set(_EPSILON_MODES))],
+        "tol": [Interval(Real, 0, None, closed="neither")],
+        "qp_tol_mode": [StrOptions(set(_QP_TOL_MODES))],
+        "random_state": ["random_state"],
+        "views_ind": ["array-like", Interval(Integral, 1, None, closed="left"), None],
+    }
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        tags.input_tags.sparse = True  # level 1 is linear SVMs; level 2 sees their outputs
+        return tags
+
+    def _check_params(self):
+        """The grids (``_parameter_constraints`` only checks that they are array-like)."""
         Cs = _check_grid("Cs", self.Cs)
         gammas = _check_grid("gammas", self.gammas)
         mus = np.asarray(self.mus, dtype=float).ravel()
@@ -869,15 +953,29 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
                     scores[a, b] += np.mean(pred == y_pm[test]) / k
         return scores
 
-    def fit(self, Xs, y):
-        """Fit both levels on the views ``Xs`` (list of 2-D arrays, scaled features) and labels ``y``."""
-        Cs, gammas, mus = self._validate_params()
-        Xs, y = check_Xs_y(Xs, y)
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit both levels on the views (scaled features) and labels ``y``.
+
+        Parameters
+        ----------
+        X : list of array-like or sparse matrix of shape (n_samples, n_features_v), or array-like or sparse matrix of shape (n_samples, n_features)
+            The views, or the views side by side (split at ``views_ind``).
+        y : array-like of shape (n_samples,)
+            Two classes.
+
+        Returns
+        -------
+        self
+        """
+        Cs, gammas, mus = self._check_params()
+        check_some_views(self, X)
+        Xs, y = self._validate_views(X, y, reset=True, accept_sparse=SPARSE_FORMATS)
+        check_binary_target(self, y)
         y_pm, self.classes_ = check_binary_labels(y)
         n_stratified_folds(
             y_pm, 2, "Fusion_Cq^all"
         )  # at least 2 examples per class, else a clear error
-        self.n_features_per_view_ = [X.shape[1] for X in Xs]
         rng = check_random_state(self.random_state)
         z, self.level1_fold_, self.svms_, self.n_svm_convergence_warnings_ = self._level1(
             Xs, y_pm, Cs, rng
@@ -944,20 +1042,31 @@ class FusionCqAllClassifier(ClassifierMixin, BaseEstimator):
         )
         return self
 
-    def transform_level1(self, Xs):
-        """Standardised level-1 outputs ``z`` of the SVMs fitted on all training rows."""
-        check_is_fitted(self, "cqboost_")
-        Xs = check_Xs(
-            Xs, n_views=len(self.n_features_per_view_), n_features=self.n_features_per_view_
-        )
+    def transform_level1(self, X):
+        """Standardised level-1 outputs ``z`` of the SVMs fitted on all training rows.
+
+        Parameters
+        ----------
+        X : list of array-like or sparse matrix of shape (n_samples, n_features_v), or array-like or sparse matrix of shape (n_samples, n_features)
+            The views, or the views side by side (split at ``views_ind``).
+
+        Returns
+        -------
+        z : ndarray of shape (n_samples, len(Cs) * n_views_)
+        """
+        check_is_fitted(self)
+        check_some_views(self, X)
+        Xs = self._validate_views(X, reset=False, accept_sparse=SPARSE_FORMATS)
         with config_context(assume_finite=True):  # checked once above, not once per SVM
             z = self._svm_outputs(self.svms_, Xs)
         return (z - self.z_mean_) / self.z_scale_
 
-    def decision_function(self, Xs):
+    def decision_function(self, X):
         """CqBoost vote on the level-1 outputs (positive = ``classes_[1]``)."""
-        return self.cqboost_.decision_function(self.transform_level1(Xs))
+        z = self.transform_level1(X)  # checks the fit first
+        return self.cqboost_.decision_function(z)
 
-    def predict(self, Xs):
+    def predict(self, X):
         """``classes_[1]`` where the vote is positive, ``classes_[0]`` otherwise (ties → −1)."""
-        return self.classes_[(self.decision_function(Xs) > 0).astype(int)]
+        score = self.decision_function(X)  # checks the fit first
+        return self.classes_[(score > 0).astype(int)]

@@ -8,15 +8,20 @@ majority vote, ties broken by the sum of the views' AdaBoost decision functions,
 
 from __future__ import annotations
 
-import numbers
 from itertools import zip_longest
 
 import numpy as np
 from sklearn import config_context
 from sklearn.ensemble import AdaBoostClassifier
 from sklearn.tree import DecisionTreeClassifier
+from sklearn.utils._param_validation import StrOptions
 
-from multiview_lab.pbmvboost._boosting import _MAX_SEED, MultiviewClassifierBase, tree_leaf_signs
+from multiview_lab.pbmvboost._boosting import (
+    _MAX_SEED,
+    COMMON_CONSTRAINTS,
+    MultiviewClassifierBase,
+    tree_leaf_signs,
+)
 
 
 def samme_decision_function(ada, X):
@@ -34,7 +39,7 @@ def samme_decision_function(ada, X):
     ----------
     ada : AdaBoostClassifier
         Fitted, with decision-tree estimators.
-    X : ndarray of shape (n_samples, n_features), dtype float32
+    X : ndarray or CSR matrix of shape (n_samples, n_features), dtype float32
         Validated input.
 
     Returns
@@ -71,12 +76,14 @@ class MVAdaBoostClassifier(MultiviewClassifierBase):
         Label (-1 = ``classes_[0]``) predicted on a zero score.
     random_state : int, RandomState or None, default=None
         Seeds the per-view AdaBoosts.
-    views_ind : array-like of int or None, default=None
-        View boundaries to split a single 2-D ``X`` into views.
+    views_ind : array-like of int, int or None, default=None
+        Where the views are in a stacked 2-D ``X``: boundaries ``[0, d_1, ..., d]``, an int
+        number of near-equal column blocks, or None for one view (as in
+        :class:`~multiview_lab.pbmvboost.PBMVBoostClassifier`).
 
     Attributes
     ----------
-    classes_, n_views_, n_features_per_view_, ovr_estimators_
+    classes_, n_features_in_, n_views_, n_features_per_view_, views_ind_, ovr_estimators_
         As in :class:`~multiview_lab.pbmvboost.PBMVBoostClassifier`.
     estimators_ : list of AdaBoostClassifier
         One fitted AdaBoost per view (trained on labels in {-1, +1}).
@@ -98,6 +105,11 @@ class MVAdaBoostClassifier(MultiviewClassifierBase):
     3
     """
 
+    _parameter_constraints: dict = {
+        **COMMON_CONSTRAINTS,
+        "splitter": [StrOptions({"best", "random"})],
+    }
+
     def __init__(
         self,
         n_estimators=100,
@@ -116,16 +128,7 @@ class MVAdaBoostClassifier(MultiviewClassifierBase):
         self.views_ind = views_ind
 
     def _validate_params_values(self):
-        if not (isinstance(self.n_estimators, numbers.Integral) and self.n_estimators >= 1):
-            raise ValueError(f"n_estimators must be an int >= 1; got {self.n_estimators!r}.")
-        if self.max_depth is not None and not (
-            isinstance(self.max_depth, numbers.Integral) and self.max_depth >= 1
-        ):
-            raise ValueError(f"max_depth must be None or an int >= 1; got {self.max_depth!r}.")
-        if self.splitter not in ("best", "random"):
-            raise ValueError(f"splitter must be one of ('best', 'random'); got {self.splitter!r}.")
-        if self.tie_label not in (-1, 1):
-            raise ValueError(f"tie_label must be -1 or 1; got {self.tie_label!r}.")
+        """Every value is checked by ``_parameter_constraints``."""
 
     def _fit_binary(self, Xs, y, random_state):
         seeds = random_state.randint(_MAX_SEED, size=len(Xs))

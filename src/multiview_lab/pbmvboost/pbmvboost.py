@@ -14,11 +14,17 @@ set, so step 8 costs O(V n) per iteration (spec (B8), (B9)) instead of re-evalua
 from __future__ import annotations
 
 import logging
-import numbers
+from numbers import Integral, Real
 
 import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
 
-from multiview_lab.pbmvboost._boosting import _MAX_SEED, BaseMultiviewBoosting, tree_predict_pm
+from multiview_lab.pbmvboost._boosting import (
+    _MAX_SEED,
+    COMMON_CONSTRAINTS,
+    BaseMultiviewBoosting,
+    tree_predict_pm,
+)
 from multiview_lab.pbmvboost.cbound import (
     multiview_cbound,
     pac_bayes_quantities,
@@ -70,6 +76,20 @@ _CHOICES = {
 
 # Options whose "take the compat default" marker is "auto" because None is a meaningful value.
 _AUTO_OPTIONS = ("zero_rho_tol", "tree_random_state")
+
+_CONSTRAINTS = {
+    **COMMON_CONSTRAINTS,
+    "compat": [StrOptions(set(_COMPAT_DEFAULTS))],
+    **{name: [StrOptions(set(choices)), None] for name, choices in _CHOICES.items()},
+    "optimize_first_iter": ["boolean", None],
+    "zero_rho_tol": [Interval(Real, 0, None, closed="left"), None, StrOptions({"auto"})],
+    "eps_zero_factor": [Interval(Real, 0, 1, closed="right"), None],
+    "tree_random_state": [
+        Interval(Integral, 0, 2**32 - 1, closed="both"),
+        StrOptions({"auto", "random_state"}),
+    ],
+    "optimize_rho": ["boolean"],
+}
 
 
 class PBMVBoostClassifier(BaseMultiviewBoosting):
@@ -126,14 +146,23 @@ class PBMVBoostClassifier(BaseMultiviewBoosting):
         Optimise ``rho`` (step 8). False gives MVBoost (``rho`` uniform at every iteration).
     random_state : int, RandomState or None, default=None
         Seeds the trees (and the one-vs-all sub-models).
-    views_ind : array-like of int or None, default=None
-        View boundaries ``[0, d_1, d_1 + d_2, ..., d]`` to split a single 2-D ``X`` into views.
+    views_ind : array-like of int, int or None, default=None
+        Where the views are in a stacked 2-D ``X`` (a list of views carries its own):
+        boundaries ``[0, d_1, d_1 + d_2, ..., d]``, an int ``V`` for ``V`` consecutive column
+        blocks of near-equal width, or None for one view
+        (:func:`~multiview_lab.utils.multiview.stack_views` gives both forms).
 
     Attributes
     ----------
     classes_ : ndarray of shape (n_classes,)
+    n_features_in_ : int
+        Number of columns of all the views together.
+    feature_names_in_ : ndarray of str
+        Column names, when fitted on a stacked DataFrame.
     n_views_ : int
     n_features_per_view_ : list of int
+    views_ind_ : ndarray of int of shape (n_views_ + 1,)
+        The view boundaries used in fit.
     n_iter_ : int
         Iterations done (``T`` unless boosting stopped early).
     estimators_ : ndarray of shape (n_iter_, n_views_), dtype object
@@ -192,6 +221,8 @@ class PBMVBoostClassifier(BaseMultiviewBoosting):
     # Parameters read at prediction time only (see ``_vote_options``).
     _PREDICTION_PARAMS = ("vote", "vote_weights")
 
+    _parameter_constraints: dict = _CONSTRAINTS
+
     def __init__(
         self,
         n_estimators=100,
@@ -247,38 +278,12 @@ class PBMVBoostClassifier(BaseMultiviewBoosting):
         return value
 
     def _validate_params_values(self):
-        if self.compat not in _COMPAT_DEFAULTS:
-            raise ValueError(
-                f"compat must be one of {tuple(_COMPAT_DEFAULTS)}; got {self.compat!r}."
-            )
-        opts = {name: self._option(name, self.compat) for name in _COMPAT_DEFAULTS[self.compat]}
-        if not isinstance(opts["optimize_first_iter"], bool | np.bool_):
-            raise ValueError(
-                f"optimize_first_iter must be True or False; got {opts['optimize_first_iter']!r}."
-            )
-        tol = opts["zero_rho_tol"]
-        if tol is not None and not (isinstance(tol, numbers.Real) and tol >= 0):
-            raise ValueError(f"zero_rho_tol must be None, 'auto' or a float >= 0; got {tol!r}.")
-        f = opts["eps_zero_factor"]
-        if not (isinstance(f, numbers.Real) and 0 < f <= 1):
-            raise ValueError(f"eps_zero_factor must be a float in (0, 1]; got {f!r}.")
-        seed = opts["tree_random_state"]
-        if not (seed == "random_state" or isinstance(seed, numbers.Integral)):
-            raise ValueError(
-                f"tree_random_state must be 'auto', 'random_state' or an int; got {seed!r}."
-            )
-        if not (isinstance(self.n_estimators, numbers.Integral) and self.n_estimators >= 1):
-            raise ValueError(f"n_estimators must be an int >= 1; got {self.n_estimators!r}.")
-        if self.max_depth is not None and not (
-            isinstance(self.max_depth, numbers.Integral) and self.max_depth >= 1
-        ):
-            raise ValueError(f"max_depth must be None or an int >= 1; got {self.max_depth!r}.")
-        if self.tie_label not in (-1, 1):
-            raise ValueError(f"tie_label must be -1 or 1; got {self.tie_label!r}.")
-        if not isinstance(self.optimize_rho, bool | np.bool_):
-            raise ValueError(f"optimize_rho must be True or False; got {self.optimize_rho!r}.")
-        self._opts = opts
-        self._splitter = opts["splitter"]
+        # the values themselves are checked by _parameter_constraints; this resolves the
+        # options left to the compat defaults
+        self._opts = {
+            name: self._option(name, self.compat) for name in _COMPAT_DEFAULTS[self.compat]
+        }
+        self._splitter = self._opts["splitter"]
 
     # -- boosting loop pieces ----------------------------------------------------------------
     def _begin_boosting(self, Xs, y, random_state):
@@ -466,8 +471,8 @@ class PBMVBoostClassifier(BaseMultiviewBoosting):
         yield from self._staged_scores(self._voter_predictions(Xs))
 
     # -- PAC-Bayes quantities ----------------------------------------------------------------
-    def _check_labelled(self, Xs, y):
-        Xs = self._check_predict_input(Xs)
+    def _check_labelled(self, X, y):
+        Xs = self._check_predict_input(X)
         if self.ovr_estimators_ is not None:
             raise ValueError(
                 "PAC-Bayes quantities are defined per binary model; use ovr_estimators_[k] "
@@ -479,7 +484,7 @@ class PBMVBoostClassifier(BaseMultiviewBoosting):
             raise ValueError(f"y contains labels not seen in fit: {unknown.tolist()!r}.")
         return Xs, np.where(y == self.classes_[1], 1.0, -1.0)
 
-    def pac_bayes_quantities(self, Xs, y):
+    def pac_bayes_quantities(self, X, y):
         """PAC-Bayes quantities of the fitted vote on a labelled sample (uniform weights).
 
         Every ``vote`` option is a two-level majority vote ``sign(sum_v rho_v m_v)`` with
@@ -493,7 +498,8 @@ class PBMVBoostClassifier(BaseMultiviewBoosting):
 
         Parameters
         ----------
-        Xs : list of array-like of shape (n_samples, n_features_v)
+        X : list of array-like or sparse matrix, or array-like or sparse matrix
+            The views (see :meth:`decision_function`).
         y : array-like of shape (n_samples,)
             Labels among ``classes_``.
 
@@ -501,12 +507,12 @@ class PBMVBoostClassifier(BaseMultiviewBoosting):
         -------
         dict
         """
-        *_, q = self.staged_pac_bayes_quantities(Xs, y)
+        *_, q = self.staged_pac_bayes_quantities(X, y)
         return q
 
-    def staged_pac_bayes_quantities(self, Xs, y):
+    def staged_pac_bayes_quantities(self, X, y):
         """:meth:`pac_bayes_quantities` of the vote after each iteration (list, one dict each)."""
-        Xs, y_pm = self._check_labelled(Xs, y)
+        Xs, y_pm = self._check_labelled(X, y)
         return [
             pac_bayes_quantities(rho, m, y_pm)
             for rho, m, _ in self._staged_votes(self._voter_predictions(Xs))
@@ -549,6 +555,23 @@ class MVBoostClassifier(PBMVBoostClassifier):
     >>> clf.rho_.tolist()
     [0.3333333333333333, 0.3333333333333333, 0.3333333333333333]
     """
+
+    _parameter_constraints: dict = {
+        name: _CONSTRAINTS[name]
+        for name in (
+            "n_estimators",
+            "max_depth",
+            "compat",
+            "eps_zero_factor",
+            "splitter",
+            "tree_random_state",
+            "vote",
+            "vote_weights",
+            "tie_label",
+            "random_state",
+            "views_ind",
+        )
+    }
 
     def __init__(
         self,

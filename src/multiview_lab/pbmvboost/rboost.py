@@ -8,12 +8,18 @@ kept in log space.
 
 from __future__ import annotations
 
-import numbers
+from numbers import Real
 
 import numpy as np
 from scipy.special import softmax
+from sklearn.utils._param_validation import Interval, StrOptions
 
-from multiview_lab.pbmvboost._boosting import _MAX_SEED, BaseMultiviewBoosting, tree_predict_pm
+from multiview_lab.pbmvboost._boosting import (
+    _MAX_SEED,
+    COMMON_CONSTRAINTS,
+    BaseMultiviewBoosting,
+    tree_predict_pm,
+)
 
 _DELTA_CAP = 1.0 - 1e-10
 
@@ -49,12 +55,14 @@ class RBoostSHClassifier(BaseMultiviewBoosting):
         Label (-1 = ``classes_[0]``) predicted on a zero score.
     random_state : int, RandomState or None, default=None
         Seeds the bandit draws and the trees.
-    views_ind : array-like of int or None, default=None
-        View boundaries to split a single 2-D ``X`` into views.
+    views_ind : array-like of int, int or None, default=None
+        Where the views are in a stacked 2-D ``X``: boundaries ``[0, d_1, ..., d]``, an int
+        number of near-equal column blocks, or None for one view (as in
+        :class:`~multiview_lab.pbmvboost.PBMVBoostClassifier`).
 
     Attributes
     ----------
-    classes_, n_views_, n_features_per_view_, n_iter_, distribution_history_
+    classes_, n_features_in_, n_views_, n_features_per_view_, views_ind_, n_iter_, distribution_history_
         As in :class:`~multiview_lab.pbmvboost.PBMVBoostClassifier`.
     estimators_ : list of DecisionTreeClassifier
         ``h_t``.
@@ -91,6 +99,13 @@ class RBoostSHClassifier(BaseMultiviewBoosting):
     (20,)
     """
 
+    _parameter_constraints: dict = {
+        **COMMON_CONSTRAINTS,
+        "sigma": [Interval(Real, 0, None, closed="left")],
+        "gamma": [Interval(Real, 0, 1, closed="right")],
+        "splitter": [StrOptions({"best", "random"})],
+    }
+
     def __init__(
         self,
         n_estimators=100,
@@ -113,20 +128,7 @@ class RBoostSHClassifier(BaseMultiviewBoosting):
         self.views_ind = views_ind
 
     def _validate_params_values(self):
-        if not (isinstance(self.n_estimators, numbers.Integral) and self.n_estimators >= 1):
-            raise ValueError(f"n_estimators must be an int >= 1; got {self.n_estimators!r}.")
-        if self.max_depth is not None and not (
-            isinstance(self.max_depth, numbers.Integral) and self.max_depth >= 1
-        ):
-            raise ValueError(f"max_depth must be None or an int >= 1; got {self.max_depth!r}.")
-        if not (isinstance(self.gamma, numbers.Real) and 0 < self.gamma <= 1):
-            raise ValueError(f"gamma must be a float in (0, 1]; got {self.gamma!r}.")
-        if not (isinstance(self.sigma, numbers.Real) and self.sigma >= 0):
-            raise ValueError(f"sigma must be a float >= 0; got {self.sigma!r}.")
-        if self.splitter not in ("best", "random"):
-            raise ValueError(f"splitter must be one of ('best', 'random'); got {self.splitter!r}.")
-        if self.tie_label not in (-1, 1):
-            raise ValueError(f"tie_label must be -1 or 1; got {self.tie_label!r}.")
+        # every value is checked by _parameter_constraints
         self._splitter = self.splitter
 
     def _begin_boosting(self, Xs, y, random_state):

@@ -50,8 +50,9 @@ def _is_view(obj) -> bool:
 
 def is_list_of_views(X) -> bool:
     """Whether ``X`` is a list (or tuple) of 2-D views rather than one 2-D array or a list of
-    rows."""
-    return isinstance(X, list | tuple) and len(X) > 0 and _is_view(X[0])
+    rows: any 2-D or sparse element makes it views (so that a 1-D element among them is named
+    as a bad view, not read as a row)."""
+    return isinstance(X, list | tuple) and any(_is_view(V) for V in X)
 
 
 def stack_views(Xs) -> tuple[np.ndarray | sp.spmatrix, np.ndarray]:
@@ -190,6 +191,11 @@ class MultiviewMixin:
                 "target y is None."
             )
         no_y = isinstance(y, str) and y == "no_validation"
+        if isinstance(X, list | tuple) and len(X) == 0:
+            raise ValueError(
+                f"{type(self).__name__} got an empty list: no views. Pass a list of 2-D views, "
+                "or one 2-D array with views_ind."
+            )
         views_ind = getattr(self, "views_ind", None)
         if is_list_of_views(X):
             # views_ind describes a stacked X; a list of views carries its own boundaries

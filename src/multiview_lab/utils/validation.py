@@ -149,8 +149,9 @@ def check_n_classes(y, min_classes: int = 2) -> np.ndarray:
     """Return the sorted classes of ``y``; raise if there are fewer than ``min_classes``."""
     classes = np.unique(y)
     if classes.shape[0] < min_classes:
+        got = f"{classes.shape[0]} class" + ("" if classes.shape[0] == 1 else "es")
         raise ValueError(
-            f"y must contain at least {min_classes} classes; got {classes.shape[0]} "
+            f"y must contain at least {min_classes} classes; got {got} "
             f"({classes.tolist()!r}). A classifier cannot be fitted on a single class."
         )
     return classes
