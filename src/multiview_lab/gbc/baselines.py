@@ -12,15 +12,18 @@ column means of that source over the training part (non-overlapping setting). On
 * ``"gbdt"``: ``GradientBoostingClassifier`` (n_estimators, depth, learning rate by CV);
 * ``"self_training_gbdt"``: the tuned GBDT in the same self-training wrapper.
 
-It takes the inputs of :class:`~multiview_lab.gbc.GBCClassifier` (``fit(sources, graphs, y,
-labeled_mask)``, ``predict_transductive()``), so one evaluation serves GBC and the baselines.
+It takes the inputs of :class:`~multiview_lab.gbc.GBCClassifier` (``fit(X, y)`` with -1 marking
+unlabelled rows and the ``graphs`` parameter, or the source form ``fit(sources, graphs, y,
+labeled_mask)``; ``predict_transductive()``), so one evaluation serves GBC and the baselines.
 """
 
 from __future__ import annotations
 
+from numbers import Integral, Real
+
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context, clone
 from sklearn.calibration import CalibratedClassifierCV
 from sklearn.ensemble import GradientBoostingClassifier
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
@@ -28,10 +31,13 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import LabelEncoder, StandardScaler
 from sklearn.semi_supervised import SelfTrainingClassifier
 from sklearn.svm import SVC
+from sklearn.utils._param_validation import Interval
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted
 
-from multiview_lab.gbc.gbc import check_sources
+from multiview_lab.gbc.gbc import _SourcesInputMixin
 from multiview_lab.gbc.graphs import as_adjacency
+from multiview_lab.utils.validation import check_n_classes
 
 BASELINES = ("svm", "self_training_svm", "gbdt", "self_training_gbdt")
 
@@ -110,7 +116,7 @@ def _base(kind, X, random_state):
     return GradientBoostingClassifier(random_state=random_state)
 
 
-class JoinedFeaturesClassifier(ClassifierMixin, BaseEstimator):
+class JoinedFeaturesClassifier(ClassifierMixin, _SourcesInputMixin, BaseEstimator):
     """A joined-feature baseline of the GBC paper, fitted transductively (Shi et al. 2012,
     "Comparison Methods and Evaluations").
 
@@ -137,6 +143,16 @@ class JoinedFeaturesClassifier(ClassifierMixin, BaseEstimator):
         Self-training: at most this many rounds.
     random_state : int or None, default=None
         Seeds the grid-search folds, the SVC and the GBDT.
+    views_ind : None, int or array-like of int, default=None
+        View boundaries ``[0, d_1, d_1 + d_2, ..., d]`` of a stacked X (or an int number of
+        near-equal column blocks; None: one view), see :mod:`multiview_lab.utils.multiview`.
+        Ignored for a list of views.
+    graphs : list of sparse matrices of shape (n, n) or None, default=None
+        Symmetric adjacency matrices over the rows of the X given to ``fit(X, y)``; their rows
+        become features.
+    partial_sources : bool, default=False
+        Whether a row of a source that is entirely NaN marks an instance missing from that
+        source (it takes the imputation means); otherwise any NaN is an error.
 
     Attributes
     ----------
@@ -154,6 +170,11 @@ class JoinedFeaturesClassifier(ClassifierMixin, BaseEstimator):
     n_instances_ : int
         n, the number of instances of the fit.
     n_graphs_ : int
+    n_features_in_ : int
+        Columns of the stacked X (the sum of the sources' widths).
+    n_features_per_view_ : list of int
+    n_views_ : int
+    views_ind_ : ndarray of shape (n_views_ + 1,)
 
     Examples
     --------
@@ -162,11 +183,23 @@ class JoinedFeaturesClassifier(ClassifierMixin, BaseEstimator):
     >>> rng = np.random.default_rng(0)
     >>> y = np.repeat([0, 1], 30)
     >>> X1 = rng.normal(size=(60, 2)) + 2 * y[:, None]
-    >>> labeled = np.arange(60) % 2 == 0
-    >>> clf = JoinedFeaturesClassifier(random_state=0).fit([X1], None, y, labeled)
+    >>> y_obs = np.where(np.arange(60) % 2 == 0, y, -1)          # odd rows unlabelled
+    >>> clf = JoinedFeaturesClassifier(random_state=0).fit([X1], y_obs)
     >>> clf.predict_transductive().shape
     (60,)
     """
+
+    _parameter_constraints: dict = {
+        "kind": "no_validation",  # checked in fit, in the wording the project's tests match
+        "param_grid": [None, dict, list],
+        "cv": [Interval(Integral, 2, None, closed="left")],
+        "threshold": [Interval(Real, 0, 1, closed="left")],
+        "max_iter": [Interval(Integral, 0, None, closed="left")],
+        "random_state": ["random_state"],
+        "views_ind": [None, Interval(Integral, 1, None, closed="left"), "array-like"],
+        "graphs": [None, list, tuple],
+        "partial_sources": ["boolean"],
+    }
 
     def __init__(
         self,
@@ -177,6 +210,9 @@ class JoinedFeaturesClassifier(ClassifierMixin, BaseEstimator):
         threshold=0.9,
         max_iter=10,
         random_state=None,
+        views_ind=None,
+        graphs=None,
+        partial_sources=False,
     ):
         self.kind = kind
         self.param_grid = param_grid
@@ -184,20 +220,28 @@ class JoinedFeaturesClassifier(ClassifierMixin, BaseEstimator):
         self.threshold = threshold
         self.max_iter = max_iter
         self.random_state = random_state
+        self.views_ind = views_ind
+        self.graphs = graphs
+        self.partial_sources = partial_sources
 
-    def fit(self, sources, graphs, y, labeled_mask=None):
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, *sources_form, labeled_mask=None):
         """Tune the base classifier on the labelled instances, then fit it.
 
         Parameters
         ----------
-        sources : list
-            Each a 2-D array (every instance) or a pair ``(X_i, instance_ids_i)``.
-        graphs : list of sparse (n, n) or None
-            Symmetric adjacency matrices over the global index; their rows become features.
+        X : list of array-like of shape (n, d_i), or array-like of shape (n, d)
+            The sources as a list of views, or stacked and split by ``views_ind``.
         y : array-like of shape (n,)
-            Labels; entries outside ``labeled_mask`` are ignored.
-        labeled_mask : array-like of bool, shape (n,), optional
-            True where ``y`` is a label (default: every instance).
+            Labels; -1 marks the unlabelled rows (scikit-learn's semi-supervised convention)
+            unless ``labeled_mask`` is given.
+        *sources_form
+            The source form ``fit(sources, graphs, y, labeled_mask=None)`` of
+            :class:`~multiview_lab.gbc.GBCClassifier`: ``sources`` 2-D arrays (every
+            instance) or pairs ``(X_i, instance_ids_i)``, ``graphs`` symmetric (n, n)
+            adjacency matrices or None; there every instance is labelled by default.
+        labeled_mask : array-like of bool of shape (n,), optional
+            True where ``y`` is a label.
 
         Returns
         -------
@@ -205,17 +249,17 @@ class JoinedFeaturesClassifier(ClassifierMixin, BaseEstimator):
         """
         if self.kind not in BASELINES:
             raise ValueError(f"kind={self.kind!r} is not one of {BASELINES}.")
-        y = np.asarray(y)
-        n = y.shape[0]
-        labeled = np.ones(n, bool) if labeled_mask is None else np.asarray(labeled_mask, bool)
-        if labeled.shape != (n,):
-            raise ValueError(f"labeled_mask has shape {labeled.shape}; expected ({n},).")
-        Xs, ids, _ = check_sources(sources, n_instances=n)
+        if len(sources_form) == 1 and labeled_mask is None and sources_form[0] is not None:
+            # the source form labels every instance by default
+            sources_form = (sources_form[0], np.ones(np.shape(sources_form[0])[0], dtype=bool))
+        Xs, ids, n, graphs, y, labeled = self._fit_input(
+            X, y, sources_form, labeled_mask, minus_one_unlabelled=not sources_form
+        )
+        check_classification_targets(y[labeled])
+        check_n_classes(y[labeled], 2)
         pairs = list(zip(Xs, ids, strict=True))
-        graphs = list(graphs or [])
         self.imputation_means_ = imputation_means(pairs, n, labeled)
-        adj = [as_adjacency(G, n, name=f"graph {g}") for g, G in enumerate(graphs)]
-        X = _with_links(_dense(pairs, self.imputation_means_, n), adj)
+        X = _with_links(_dense(pairs, self.imputation_means_, n), graphs)
         enc = LabelEncoder().fit(y[labeled])
         grid = _default_grid(self.kind, X.shape[1]) if self.param_grid is None else self.param_grid
         folds = StratifiedKFold(int(self.cv), shuffle=True, random_state=self.random_state)
@@ -242,6 +286,8 @@ class JoinedFeaturesClassifier(ClassifierMixin, BaseEstimator):
                 base, threshold=self.threshold, max_iter=int(self.max_iter)
             ).fit(X, y_st)
         self.estimator_ = model
+        # rounds of self-training (SelfTrainingClassifier.n_iter_), 1 for a plain fit
+        self.n_iter_ = int(getattr(model, "n_iter_", 1))
         self.best_params_ = dict(search.best_params_)
         self.classes_ = enc.classes_
         self.n_instances_ = n
@@ -252,12 +298,12 @@ class JoinedFeaturesClassifier(ClassifierMixin, BaseEstimator):
 
     def predict_transductive(self):
         """The predicted label of every instance of the fit (length n)."""
-        check_is_fitted(self, "transduction_")
+        check_is_fitted(self)
         return self.transduction_
 
-    def _features(self, sources, graphs):
-        check_is_fitted(self, "estimator_")
-        Xs, ids, m = check_sources(sources, n_features=self.n_features_per_source_)
+    def _features(self, X, graphs):
+        check_is_fitted(self)
+        Xs, ids, m = self._predict_input(X)
         dense = _dense(list(zip(Xs, ids, strict=True)), self.imputation_means_, m)
         if graphs is None:
             graphs = [sp.csr_array((m, self.n_instances_))] * self.n_graphs_
@@ -277,14 +323,15 @@ class JoinedFeaturesClassifier(ClassifierMixin, BaseEstimator):
             links.append(G)
         return _with_links(dense, links)
 
-    def predict(self, sources, graphs=None):
+    def predict(self, X, graphs=None):
         """Labels of new instances (inductive).
 
         Parameters
         ----------
-        sources : list
-            The new instances' sources (arrays, or ``(X_i, ids_i)`` pairs over 0..m−1); an
-            instance missing from a source takes the fit's imputation means.
+        X : list of array-like, array-like of shape (m, d), or list of sources
+            As in :meth:`fit`: a list of views, a stacked X, or the source form (arrays, or
+            ``(X_i, ids_i)`` pairs over 0..m−1); an instance missing from a source takes the
+            fit's imputation means.
         graphs : list of sparse (m, n) or None, default=None
             Per graph of the fit, the links of the new instances to the n instances of the fit
             (None: no link). With the fit's own sources and graphs, ``predict`` gives
@@ -294,4 +341,5 @@ class JoinedFeaturesClassifier(ClassifierMixin, BaseEstimator):
         -------
         ndarray of shape (m,)
         """
-        return self.classes_[self.estimator_.predict(self._features(sources, graphs))]
+        features = self._features(X, graphs)
+        return self.classes_[self.estimator_.predict(features)]

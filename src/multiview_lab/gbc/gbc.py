@@ -14,15 +14,33 @@ Equation labels (G1)–(G12b) are those of docs/methods/gbc.md, which ties each 
 (whose extracted text lost its equation numbers) and explains the ones the project derived;
 (G4) above is the paper's objective with its two constraints weighted by λ0 and λ1.
 
-Input layout (docs/methods/gbc.md, "Estimator API and options"): instances live on a global
-index 0..n−1 (n = ``len(y)``); ``sources[i]`` is either a 2-D array holding every instance
-(row r = instance r) or a pair ``(X_i, ids_i)`` whose row r describes global instance
-``ids_i[r]`` (sources may hold different instances); ``graphs`` are symmetric n × n
-``scipy.sparse`` adjacency matrices; ``y`` has one entry per global instance and
-``labeled_mask`` says which entries are labels (default: the non-NaN entries of a float ``y``,
-else all). Unlabelled instances take part in the consensus and
-graph terms (transductive use); :meth:`predict_transductive` scores them, :meth:`predict` scores
-new instances from the trees and the learned weights alone.
+Input layout. Two forms, the second the one of docs/methods/gbc.md ("Estimator API and
+options"):
+
+* **scikit-learn's semi-supervised form**, ``fit(X, y)``: ``X`` a list of views (one per
+  vector source, each with n rows) or one stacked 2-D array cut into sources by ``views_ind``
+  (:mod:`multiview_lab.utils.multiview`); unlabelled rows are marked in ``y`` as
+  scikit-learn's semi-supervised estimators mark them: -1 for :class:`GBCClassifier` (as
+  :class:`sklearn.semi_supervised.SelfTrainingClassifier`), NaN for :class:`GBCRegressor` (a
+  regression target has no spare value, and NaN survives the row indexing of
+  cross-validation, which a separate mask would not); a ``labeled_mask`` keyword overrides
+  the marks (then -1 can be a class). ``graphs``, a constructor parameter, are symmetric
+  n × n ``scipy.sparse`` adjacency matrices over the rows of that X. A source may miss
+  instances only when asked: with ``partial_sources=True`` a row of a source that is entirely
+  NaN is an instance missing from that source (any other NaN still raises); by default every
+  source holds every row. Sparse views raise a ``TypeError``: every feature is binned into a
+  dense array of bin codes (n × d), which a sparse view would have to be densified for.
+* **the source form**, ``fit(sources, graphs, y, labeled_mask=None)``: instances live on a
+  global index 0..n−1 (n = ``len(y)``); ``sources[i]`` is either a 2-D array holding every
+  instance (row r = instance r; a shorter array is an error, not a partial source) or a pair
+  ``(X_i, ids_i)`` whose row r describes global instance ``ids_i[r]`` (a partial source);
+  ``graphs`` are symmetric n × n adjacency matrices (or None: the ``graphs`` parameter);
+  ``labeled_mask`` says which entries of ``y`` are labels (default: the non-NaN entries of a
+  float ``y``, else all).
+
+Unlabelled instances take part in the consensus and graph terms (transductive use);
+:meth:`predict_transductive` scores them, :meth:`predict` scores new instances (either form,
+a source-form list holding pairs over 0..m−1) from the trees and the learned weights alone.
 
 Saved work (issue 15; none of it can change a result, tests/gbc/test_gbc_speed.py checks
 bit-identical fits with the savings switched off):
@@ -50,20 +68,25 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import numbers
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.optimize import minimize_scalar
 from scipy.special import expit
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.utils import check_array, check_random_state
-from sklearn.utils.validation import check_is_fitted
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, column_or_1d
 
 from multiview_lab.gbc._hist_tree import FeatureBinner, HistogramTree, OneHotBins
 from multiview_lab.gbc._objective import GBCProblem, loss_value, source_graph_parts
 from multiview_lab.gbc.graphs import as_adjacency
+from multiview_lab.utils.multiview import MultiviewMixin
 from multiview_lab.utils.validation import check_n_classes
 
 logger = logging.getLogger(__name__)
@@ -140,15 +163,22 @@ def _onehot_bins(digest, max_bins, Xb_rows, rows, n_bins):
 def check_sources(sources, n_instances=None, n_features=None):
     """Validate GBC sources; return ``(Xs, ids, n_instances)``.
 
-    Each entry of ``sources`` is a 2-D array (rows = global instances 0..m−1) or a pair
-    ``(X, ids)``. Ids must be unique integers in [0, n_instances); with ``n_instances=None`` it is
-    inferred (max id + 1). Raises ``ValueError`` naming the source and the problem.
+    Each entry of ``sources`` is a 2-D array holding every instance (row r = global instance r)
+    or a pair ``(X, ids)`` (a partial source: row r of ``X`` is instance ``ids[r]``). Every bare
+    array must have ``n_instances`` rows (with ``n_instances=None``: as many rows as the other
+    bare arrays, which then fix ``n_instances``; without bare arrays it is max id + 1); a
+    shorter array is an error, never a partial source. Ids must be unique integers in
+    ``[0, n_instances)``. ``n_features`` (the widths seen in fit) checks the number of sources
+    and their widths. Raises ``ValueError`` naming the source and the problem (``TypeError``
+    for a sparse source).
     """
     if isinstance(sources, np.ndarray) or not isinstance(sources, list | tuple) or not sources:
         raise ValueError(
             "sources must be a non-empty list; each entry a 2-D array or a pair (X, instance_ids)."
         )
-    Xs, ids = [], []
+    if n_features is not None and len(sources) != len(n_features):
+        raise ValueError(f"got {len(sources)} sources but {len(n_features)} were seen in fit.")
+    Xs, ids, bare = [], [], []
     for i, src in enumerate(sources):
         if isinstance(src, tuple):
             if len(src) != 2:
@@ -159,14 +189,20 @@ def check_sources(sources, n_instances=None, n_features=None):
         else:
             X, idx = src, None
         if sp.issparse(X):
-            raise ValueError(
-                f"source {i}: sparse feature matrices are not supported; pass a dense array."
+            raise TypeError(
+                f"source {i}: sparse feature matrices are not supported (GBC bins every feature "
+                "into a dense array of bin codes); pass a dense array."
             )
         try:
             X = check_array(X, dtype=np.float64, input_name=f"source {i}")
         except ValueError as exc:
             raise ValueError(f"source {i}: {exc}") from exc
+        if n_features is not None and X.shape[1] != n_features[i]:
+            raise ValueError(
+                f"source {i} has {X.shape[1]} features but {n_features[i]} were seen in fit."
+            )
         if idx is None:
+            bare.append(i)
             idx = np.arange(X.shape[0])
         idx = np.asarray(idx)
         if idx.ndim != 1 or idx.shape[0] != X.shape[0]:
@@ -176,25 +212,35 @@ def check_sources(sources, n_instances=None, n_features=None):
             )
         if idx.size and not np.issubdtype(idx.dtype, np.integer):
             raise ValueError(f"source {i}: instance_ids must be integers; got dtype {idx.dtype}.")
-        idx = idx.astype(np.int64)
-        if idx.size and (idx.min() < 0 or (n_instances is not None and idx.max() >= n_instances)):
-            bound = "" if n_instances is None else f", {n_instances})"
+        Xs.append(X)
+        ids.append(idx.astype(np.int64))
+    for i in bare:  # a bare array holds every instance: a shorter one is not a partial source
+        rows = Xs[i].shape[0]
+        if n_instances is not None and rows != n_instances:
             raise ValueError(
-                f"source {i}: instance ids must lie in [0{bound or ', ∞)'}; "
+                f"source {i} has {rows} rows but there are {n_instances} instances (the length "
+                "of y): a source given as an array holds every instance (row r = instance r); "
+                "give a partial source explicitly as a pair (X_i, instance_ids_i)."
+            )
+        if rows != Xs[bare[0]].shape[0]:
+            raise ValueError(
+                f"source {i} has {rows} rows but source {bare[0]} has {Xs[bare[0]].shape[0]}: "
+                "a source given as an array holds every instance (row r = instance r); give a "
+                "partial source explicitly as a pair (X_i, instance_ids_i)."
+            )
+    if n_instances is None:
+        if bare:
+            n_instances = int(Xs[bare[0]].shape[0])
+        else:
+            n_instances = int(max(int(s.max()) + 1 if s.size else 0 for s in ids))
+    for i, idx in enumerate(ids):
+        if idx.size and (idx.min() < 0 or idx.max() >= n_instances):
+            raise ValueError(
+                f"source {i}: instance ids must lie in [0, {n_instances}); "
                 f"got range [{idx.min()}, {idx.max()}]."
             )
         if np.unique(idx).shape[0] != idx.shape[0]:
             raise ValueError(f"source {i}: instance_ids contain duplicates.")
-        if n_features is not None and X.shape[1] != n_features[i]:
-            raise ValueError(
-                f"source {i} has {X.shape[1]} features but {n_features[i]} were seen in fit."
-            )
-        Xs.append(X)
-        ids.append(idx)
-    if n_features is not None and len(Xs) != len(n_features):
-        raise ValueError(f"got {len(Xs)} sources but {len(n_features)} were seen in fit.")
-    if n_instances is None:
-        n_instances = int(max(int(s.max()) + 1 if s.size else 0 for s in ids))
     covered = np.zeros(n_instances, dtype=bool)
     for s in ids:
         covered[s] = True
@@ -205,6 +251,51 @@ def check_sources(sources, n_instances=None, n_features=None):
             "GBC predicts from the sources that hold an instance."
         )
     return Xs, ids, n_instances
+
+
+def is_source_form(X) -> bool:
+    """Whether ``X`` is a list of GBC sources with at least one ``(X_i, ids_i)`` pair (the
+    source form), rather than a list of views or a stacked 2-D array."""
+    return isinstance(X, list | tuple) and any(isinstance(src, tuple) for src in X)
+
+
+def views_to_sources(Xs, partial_sources):
+    """GBC sources from equal-length views: with ``partial_sources``, the rows of a view that
+    are entirely NaN are the instances missing from that source (the view becomes a pair
+    ``(X_i[present], present)``); a row with NaN in only some columns raises."""
+    if not partial_sources:
+        return list(Xs)
+    sources = []
+    for i, V in enumerate(Xs):
+        nan = np.isnan(V)
+        absent = nan.all(axis=1)
+        part = np.flatnonzero(nan.any(axis=1) & ~absent)
+        if part.size:
+            raise ValueError(
+                f"source {i}: row {int(part[0])} has NaN in some but not all of its columns; with "
+                "partial_sources=True a row of a source is either complete or entirely NaN (the "
+                "instance is missing from that source)."
+            )
+        if absent.any():
+            present = np.flatnonzero(~absent)
+            sources.append((V[present], present))
+        else:
+            sources.append(V)
+    return sources
+
+
+def unlabelled_as_minus_one(y) -> np.ndarray:
+    """Where ``y`` holds the integer -1: scikit-learn's mark of unlabelled samples (as
+    :class:`sklearn.semi_supervised.SelfTrainingClassifier`); string labels are never -1."""
+    y = np.asarray(y)
+    if y.dtype.kind in "iuf":
+        return y == -1
+    if y.dtype.kind == "O":
+        return np.array(
+            [isinstance(v, numbers.Real) and not isinstance(v, bool) and v == -1 for v in y],
+            dtype=bool,
+        )
+    return np.zeros(y.shape[0], dtype=bool)
 
 
 def _check_graphs(graphs, n):
@@ -430,10 +521,160 @@ def _boost(est, problem, Xb, base_keys, n_bins, rng, valid=None, digests=None):
 
 
 # --------------------------------------------------------------------------------- estimators
-class _BaseGBC(BaseEstimator):
+def _check_not_empty(X):
+    if isinstance(X, list | tuple) and len(X) == 0:
+        raise ValueError(
+            "X is an empty list: no source (view) was given; pass a list of views or a 2-D X."
+        )
+
+
+class _SourcesInputMixin(MultiviewMixin):
+    """The two input forms of the GBC estimators and baselines: ``fit(X, y)`` (a list of views
+    or a stacked X split by ``views_ind``; ``graphs`` and ``partial_sources`` parameters) and
+    the source form ``fit(sources, graphs, y, labeled_mask)``."""
+
+    def _fit_input(self, X, y, sources_form, labeled_mask, *, minus_one_unlabelled):
+        """``(Xs, ids, n, graphs, y, labeled)`` of ``fit(X, y)`` or of the source form
+        ``fit(sources, graphs, y, labeled_mask)`` (``sources_form`` holds the positional
+        arguments after the second)."""
+        if sources_form:
+            return self._source_form_input(X, y, sources_form, labeled_mask)
+        _check_not_empty(X)
+        if is_source_form(X):
+            raise ValueError(
+                "sources given as (X_i, instance_ids_i) pairs take the source form "
+                "fit(sources, graphs, y, labeled_mask=None); fit(X, y) takes a list of views "
+                "or a stacked 2-D X (mark missing instances as NaN rows with "
+                "partial_sources=True)."
+            )
+        Xs = self._validate_views(
+            X,
+            None if y is None else "no_validation",
+            reset=True,
+            ensure_all_finite="allow-nan" if self.partial_sources else True,
+            ensure_min_samples=2 if minus_one_unlabelled else 1,
+        )
+        n = Xs[0].shape[0]
+        y = column_or_1d(y, warn=True)
+        if y.shape[0] != n:
+            raise ValueError(
+                f"Found input variables with inconsistent numbers of samples: [{n}, "
+                f"{y.shape[0]}] (X has {n} rows, y has {y.shape[0]} values)."
+            )
+        if y.dtype.kind == "c":
+            raise ValueError("Complex data not supported in y.")
+        if labeled_mask is None:
+            if minus_one_unlabelled:
+                labeled_mask = ~unlabelled_as_minus_one(y)
+            else:
+                if y.dtype.kind not in "iuf":
+                    try:
+                        y = y.astype(np.float64)
+                    except (TypeError, ValueError) as exc:
+                        raise ValueError(
+                            f"y must be numeric for {type(self).__name__}; got dtype {y.dtype}."
+                        ) from exc
+                labeled_mask = ~np.isnan(y)
+        Xs, ids, n = check_sources(views_to_sources(Xs, self.partial_sources), n_instances=n)
+        for g, G in enumerate(self.graphs or []):
+            if getattr(G, "shape", None) != (n, n):
+                raise ValueError(
+                    f"graph {g} has shape {getattr(G, 'shape', None)} but X has {n} rows: the "
+                    "graphs parameter holds adjacency matrices over the rows of the X given to "
+                    "fit (so they cannot follow a cross-validation split)."
+                )
+        graphs = _check_graphs(self.graphs, n)
+        y, labeled = _check_labels(y, labeled_mask, ids)
+        return Xs, ids, n, graphs, y, labeled
+
+    def _source_form_input(self, sources, graphs, rest, labeled_mask):
+        """The source form ``fit(sources, graphs, y, labeled_mask=None)`` (docs/methods/gbc.md,
+        "Estimator API and options")."""
+        if len(rest) > 2 or (len(rest) == 2 and labeled_mask is not None):
+            raise TypeError(
+                "fit takes fit(X, y, labeled_mask=None) or the source form fit(sources, graphs, "
+                f"y, labeled_mask=None); got {2 + len(rest)} positional arguments"
+                + (" and labeled_mask" if labeled_mask is not None else "")
+                + "."
+            )
+        y = rest[0]
+        if len(rest) == 2:
+            labeled_mask = rest[1]
+        if y is None:  # in scikit-learn's wording, as _validate_views words it for fit(X, y)
+            raise ValueError(
+                f"This {type(self).__name__} estimator requires y to be passed, but the target "
+                "y is None."
+            )
+        if graphs is not None and self.graphs is not None:
+            raise ValueError(
+                "graphs given twice: as the graphs parameter and as fit's second argument."
+            )
+        graphs = self.graphs if graphs is None else graphs
+        y_arr = np.asarray(y)
+        if y_arr.ndim != 1:
+            raise ValueError(
+                f"y must be 1-D over the global instance index; got shape {y_arr.shape}."
+            )
+        Xs, ids, n = check_sources(sources, n_instances=y_arr.shape[0])
+        graphs = _check_graphs(graphs, n)
+        y, labeled = _check_labels(y_arr, labeled_mask, ids)
+        widths = [int(X.shape[1]) for X in Xs]
+        self.n_features_in_ = int(sum(widths))
+        self.n_features_per_view_ = widths
+        self.n_views_ = len(widths)
+        self.views_ind_ = np.concatenate([[0], np.cumsum(widths)]).astype(np.intp)
+        if hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        return Xs, ids, n, graphs, y, labeled
+
+    def _predict_input(self, X):
+        """``(Xs, ids, m)`` of new instances in either input form, checked against the fit."""
+        _check_not_empty(X)
+        if is_source_form(X):
+            return check_sources(X, n_features=self.n_features_per_source_)
+        Xs = self._validate_views(
+            X, reset=False, ensure_all_finite="allow-nan" if self.partial_sources else True
+        )
+        return check_sources(
+            views_to_sources(Xs, self.partial_sources),
+            n_instances=Xs[0].shape[0],
+            n_features=self.n_features_per_source_,
+        )
+
+
+class _BaseGBC(_SourcesInputMixin, BaseEstimator):
     """Shared fit/predict machinery of :class:`GBCRegressor` and :class:`GBCClassifier`."""
 
     _loss = "l2"
+
+    _parameter_constraints: dict = {
+        "lambda0": [Interval(Real, 0, None, closed="left")],
+        "lambda1": [Interval(Real, 0, None, closed="left")],
+        "n_iter": [Interval(Integral, 1, None, closed="left")],
+        "max_depth": [Interval(Integral, 1, None, closed="left")],
+        "shrinkage": [Interval(Real, 0, None, closed="neither"), None],
+        "subsample": [Interval(Real, 0, 1, closed="right")],
+        "step": [StrOptions(set(_OPTIONS["step"]))],
+        "rho_max": [Interval(Real, 0, None, closed="neither")],
+        "coupling_loss": [StrOptions(set(_OPTIONS["coupling_loss"]))],
+        "consensus_on": [StrOptions(set(_OPTIONS["consensus_on"]))],
+        "normalize_expectation": ["boolean"],
+        "graph_c": [StrOptions({"n_edges"}), Interval(Real, 0, None, closed="neither")],
+        "weight_loss_reduction": [StrOptions(set(_OPTIONS["weight_loss_reduction"]))],
+        "weight_temperature": [Interval(Real, 0, None, closed="neither")],
+        "gradient": [StrOptions(set(_OPTIONS["gradient"]))],
+        "weight_learning": ["boolean"],
+        "update_order": [StrOptions(set(_OPTIONS["update_order"]))],
+        "early_stopping": ["boolean"],
+        "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
+        "max_bins": [Interval(Integral, 2, 256, closed="both")],
+        "min_samples_leaf": [Interval(Integral, 1, None, closed="left")],
+        "random_state": ["random_state"],
+        "views_ind": [None, Interval(Integral, 1, None, closed="left"), "array-like"],
+        "graphs": [None, list, tuple],
+        "partial_sources": ["boolean"],
+    }
 
     def __init__(
         self,
@@ -461,6 +702,9 @@ class _BaseGBC(BaseEstimator):
         max_bins=64,
         min_samples_leaf=1,
         random_state=None,
+        views_ind=None,
+        graphs=None,
+        partial_sources=False,
     ):
         self.lambda0 = lambda0
         self.lambda1 = lambda1
@@ -485,57 +729,15 @@ class _BaseGBC(BaseEstimator):
         self.max_bins = max_bins
         self.min_samples_leaf = min_samples_leaf
         self.random_state = random_state
+        self.views_ind = views_ind
+        self.graphs = graphs
+        self.partial_sources = partial_sources
 
     # ------------------------------------------------------------------------- checks
     def _shrinkage(self):
         if self.shrinkage is None:
             return 0.1 if self.step == "newton" else 1.0
         return float(self.shrinkage)
-
-    def _check_params(self):
-        for name, allowed in _OPTIONS.items():
-            if getattr(self, name) not in allowed:
-                raise ValueError(f"{name}={getattr(self, name)!r} is not one of {allowed}.")
-        for name in ("lambda0", "lambda1"):
-            if not (np.isfinite(getattr(self, name)) and getattr(self, name) >= 0):
-                raise ValueError(
-                    f"{name} must be a finite number >= 0; got {getattr(self, name)!r}."
-                )
-        if not (isinstance(self.n_iter, int | np.integer) and self.n_iter >= 1):
-            raise ValueError(f"n_iter must be a positive integer; got {self.n_iter!r}.")
-        if not (isinstance(self.max_depth, int | np.integer) and self.max_depth >= 1):
-            raise ValueError(f"max_depth must be a positive integer; got {self.max_depth!r}.")
-        if not 0 < self.subsample <= 1:
-            raise ValueError(f"subsample must be in (0, 1]; got {self.subsample!r}.")
-        if self._shrinkage() <= 0:
-            raise ValueError(f"shrinkage must be > 0; got {self.shrinkage!r}.")
-        if not self.rho_max > 0:
-            raise ValueError(f"rho_max must be > 0; got {self.rho_max!r}.")
-        if not (
-            self.graph_c == "n_edges"
-            or (isinstance(self.graph_c, int | float) and self.graph_c > 0)
-        ):
-            raise ValueError(
-                f"graph_c must be 'n_edges' or a positive number; got {self.graph_c!r}."
-            )
-        if not self.weight_temperature > 0:
-            raise ValueError(f"weight_temperature must be > 0; got {self.weight_temperature!r}.")
-        if self.early_stopping and not 0 < self.validation_fraction < 1:
-            raise ValueError(
-                f"validation_fraction must be in (0, 1); got {self.validation_fraction!r}."
-            )
-
-    def _validate_fit_input(self, sources, graphs, y, labeled_mask):
-        self._check_params()
-        y_arr = np.asarray(y)
-        if y_arr.ndim != 1:
-            raise ValueError(
-                f"y must be 1-D over the global instance index; got shape {y_arr.shape}."
-            )
-        Xs, ids, n = check_sources(sources, n_instances=y_arr.shape[0])
-        graphs = _check_graphs(graphs, n)
-        y, labeled = _check_labels(y_arr, labeled_mask, ids)
-        return Xs, ids, n, graphs, y, labeled
 
     # ------------------------------------------------------------------------- fitting
     def _fit_scores(self, Xs, ids, n, graphs, targets, labeled, rng):
@@ -615,10 +817,10 @@ class _BaseGBC(BaseEstimator):
         self.validation_loss_ = pick("validation_loss")
 
     # ------------------------------------------------------------------------- scoring
-    def _scores_new(self, sources):
+    def _scores_new(self, X):
         """Inductive scores (n_new, n_models) of new instances from the trees and w (G11)."""
-        check_is_fitted(self, "models_")
-        Xs, ids, n = check_sources(sources, n_features=self.n_features_per_source_)
+        check_is_fitted(self)
+        Xs, ids, n = self._predict_input(X)
         Xb = [b.transform(X) for b, X in zip(self.binners_, Xs, strict=True)]
         out = np.empty((n, len(self.models_)))
         for k, m in enumerate(self.models_):
@@ -627,7 +829,7 @@ class _BaseGBC(BaseEstimator):
         return out
 
     def _scores_transductive(self):
-        check_is_fitted(self, "models_")
+        check_is_fitted(self)
         out = np.empty((self.n_instances_, len(self.models_)))
         for k, m in enumerate(self.models_):
             out[:, k] = combine_scores(m.scores, self.ids_, self.n_instances_, m.source_weights)
@@ -694,6 +896,18 @@ _PARAMS_DOC = """
         Smallest leaf of a tree.
     random_state : int, RandomState or None
         Seeds subsampling and the validation split (the trees themselves are deterministic).
+    views_ind : None, int or array-like of int, default=None
+        Source boundaries ``[0, d_1, d_1 + d_2, ..., d]`` of a stacked X (or an int number of
+        near-equal column blocks; None: one source), see :mod:`multiview_lab.utils.multiview`.
+        Ignored for a list of views and the source form.
+    graphs : list of sparse matrices of shape (n, n) or None, default=None
+        Symmetric adjacency matrices over the rows of the X given to ``fit(X, y)`` (a nonzero
+        entry is an edge). They describe the fitted rows, so they cannot follow a
+        cross-validation split: an X with another number of rows raises.
+    partial_sources : bool, default=False
+        Whether a row of a source that is entirely NaN marks an instance missing from that
+        source (the paper's non-overlapping setting, in ``fit(X, y)`` and ``predict``); every
+        instance must be held by at least one source. False: any NaN raises.
 """
 
 _ATTRS_DOC = """
@@ -724,6 +938,13 @@ _ATTRS_DOC = """
     binners_ : list of FeatureBinner
     n_sources_, n_graphs_, n_instances_ : int
     n_features_per_source_ : list of int
+    n_features_in_ : int
+        Columns of the stacked X (the sum of the sources' widths).
+    n_features_per_view_ : list of int
+        The sources' widths (as ``n_features_per_source_``).
+    n_views_ : int
+    views_ind_ : ndarray of shape (n_views_ + 1,)
+        The source boundaries of a stacked X.
 """
 
 _REFS_DOC = """
@@ -755,37 +976,73 @@ class GBCRegressor(RegressorMixin, _BaseGBC):
     >>> X1, X2 = rng.normal(size=(60, 3)), rng.normal(size=(60, 2))
     >>> y = X1[:, 0] + X2[:, 0]
     >>> y_obs = np.where(np.arange(60) < 40, y, np.nan)          # last 20 unlabelled
-    >>> model = GBCRegressor(n_iter=20, early_stopping=False).fit([X1, X2], None, y_obs)
+    >>> model = GBCRegressor(n_iter=20, early_stopping=False).fit([X1, X2], y_obs)
     >>> model.predict_transductive().shape
     (60,)
+    >>> from multiview_lab.utils.multiview import stack_views
+    >>> X, views_ind = stack_views([X1, X2])                     # one 2-D X, two sources
+    >>> stacked = GBCRegressor(n_iter=20, early_stopping=False, views_ind=views_ind)
+    >>> bool(np.all(stacked.fit(X, y_obs).predict(X) == model.predict([X1, X2])))
+    True
 """
     )
 
     _loss = "l2"
 
-    def fit(self, sources, graphs, y, labeled_mask=None):
-        """Fit on sources over the global index ``0..len(y)−1``.
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, *sources_form, labeled_mask=None):
+        """Fit on the rows of ``X`` (semi-supervised: NaN in ``y`` marks unlabelled rows).
 
         Parameters
         ----------
-        sources : list
-            Each a 2-D array (every instance) or a pair ``(X_i, instance_ids_i)``.
-        graphs : list of sparse (n, n) or None
-            Symmetric adjacency matrices over the global index.
+        X : list of array-like of shape (n, d_i), or array-like of shape (n, d)
+            The sources as a list of views, or stacked side by side and split by
+            ``views_ind``. With ``partial_sources=True``, a row of a source that is entirely
+            NaN is an instance missing from that source.
         y : array-like of shape (n,)
-            Targets; NaN marks unlabelled instances when ``labeled_mask`` is None.
-        labeled_mask : array-like of bool, shape (n,), optional
-            True where ``y`` is a label.
+            Targets; NaN marks the unlabelled rows (they take part in the consensus and graph
+            terms), unless ``labeled_mask`` is given.
+        *sources_form
+            The source form ``fit(sources, graphs, y, labeled_mask=None)``: ``sources`` a
+            list of 2-D arrays (every instance) or pairs ``(X_i, instance_ids_i)`` over the
+            global index ``0..len(y)−1``, ``graphs`` a list of symmetric sparse (n, n)
+            adjacency matrices or None (then the ``graphs`` parameter is used).
+        labeled_mask : array-like of bool of shape (n,), optional
+            True where ``y`` is a label (overrides the NaN marks).
+
+        Returns
+        -------
+        self
         """
-        Xs, ids, n, graphs, y, labeled = self._validate_fit_input(sources, graphs, y, labeled_mask)
+        Xs, ids, n, graphs, y, labeled = self._fit_input(
+            X, y, sources_form, labeled_mask, minus_one_unlabelled=False
+        )
+        if y.dtype.kind not in "iuf":
+            try:
+                y = y.astype(np.float64)
+            except (TypeError, ValueError) as exc:
+                raise ValueError(
+                    f"y must be numeric for GBCRegressor; got dtype {y.dtype}."
+                ) from exc
         y = np.where(labeled, y.astype(np.float64), 0.0)
         rng = check_random_state(self.random_state)
         self._expose(self._fit_scores(Xs, ids, n, graphs, [y], labeled, rng))
         return self
 
-    def predict(self, sources):
-        """Predictions for new instances (inductive: trees and w only, G11)."""
-        return self._scores_new(sources)[:, 0]
+    def predict(self, X):
+        """Predictions for new instances (inductive: trees and w only, G11).
+
+        Parameters
+        ----------
+        X : list of array-like, array-like of shape (m, d), or list of sources
+            As in :meth:`fit` (a list holding ``(X_i, instance_ids_i)`` pairs over 0..m−1 is
+            the source form).
+
+        Returns
+        -------
+        ndarray of shape (m,)
+        """
+        return self._scores_new(X)[:, 0]
 
     def predict_transductive(self):
         """Predictions H (G11) for every training instance of the global index (length n)."""
@@ -817,30 +1074,46 @@ class GBCClassifier(ClassifierMixin, _BaseGBC):
     >>> y = np.repeat([0, 1], 30)
     >>> X1 = rng.normal(size=(60, 2)) + y[:, None]
     >>> X2 = rng.normal(size=(60, 2)) + y[:, None]
-    >>> clf = GBCClassifier(n_iter=20, early_stopping=False).fit([X1, X2], None, y)
-    >>> clf.predict([X1, X2]).shape
-    (60,)
+    >>> y_obs = np.where(np.arange(60) % 3 == 0, -1, y)         # a third unlabelled
+    >>> clf = GBCClassifier(n_iter=20, early_stopping=False).fit([X1, X2], y_obs)
+    >>> clf.classes_.tolist(), clf.predict([X1, X2]).shape
+    ([0, 1], (60,))
 """
     )
 
     _loss = "logistic"
 
-    def fit(self, sources, graphs, y, labeled_mask=None):
-        """Fit on sources over the global index ``0..len(y)−1``.
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y=None, *sources_form, labeled_mask=None):
+        """Fit on the rows of ``X`` (semi-supervised: -1 in ``y`` marks unlabelled rows).
 
         Parameters
         ----------
-        sources : list
-            Each a 2-D array (every instance) or a pair ``(X_i, instance_ids_i)``.
-        graphs : list of sparse (n, n) or None
-            Symmetric adjacency matrices over the global index.
+        X : list of array-like of shape (n, d_i), or array-like of shape (n, d)
+            The sources as a list of views, or stacked side by side and split by
+            ``views_ind``. With ``partial_sources=True``, a row of a source that is entirely
+            NaN is an instance missing from that source.
         y : array-like of shape (n,)
-            Class labels; entries where ``labeled_mask`` is False are ignored (with a float ``y``
-            and no mask, NaN marks the unlabelled instances).
-        labeled_mask : array-like of bool, shape (n,), optional
+            Class labels; -1 marks the unlabelled rows, as in scikit-learn's semi-supervised
+            estimators (they take part in the consensus and graph terms), unless
+            ``labeled_mask`` is given (then -1 can be a class).
+        *sources_form
+            The source form ``fit(sources, graphs, y, labeled_mask=None)``: ``sources`` a
+            list of 2-D arrays (every instance) or pairs ``(X_i, instance_ids_i)`` over the
+            global index ``0..len(y)−1``, ``graphs`` a list of symmetric sparse (n, n)
+            adjacency matrices or None (then the ``graphs`` parameter is used); there, with a
+            float ``y`` and no mask, NaN marks the unlabelled instances.
+        labeled_mask : array-like of bool of shape (n,), optional
             True where ``y`` is a label.
+
+        Returns
+        -------
+        self
         """
-        Xs, ids, n, graphs, y, labeled = self._validate_fit_input(sources, graphs, y, labeled_mask)
+        Xs, ids, n, graphs, y, labeled = self._fit_input(
+            X, y, sources_form, labeled_mask, minus_one_unlabelled=not sources_form
+        )
+        check_classification_targets(y[labeled])
         self.classes_ = check_n_classes(y[labeled], 2)
         rng = check_random_state(self.random_state)
         if self.classes_.shape[0] == 2:
@@ -855,9 +1128,13 @@ class GBCClassifier(ClassifierMixin, _BaseGBC):
             return scores[:, 0]
         return scores
 
-    def decision_function(self, sources):
-        """Scores of new instances: (n,) for binary (> 0 means ``classes_[1]``), else (n, K)."""
-        return self._to_output(self._scores_new(sources))
+    def decision_function(self, X):
+        """Scores of new instances: (n,) for binary (> 0 means ``classes_[1]``), else (n, K).
+
+        ``X`` as in :meth:`fit` (a list holding ``(X_i, instance_ids_i)`` pairs over 0..m−1 is
+        the source form).
+        """
+        return self._to_output(self._scores_new(X))
 
     def _label(self, scores):
         if scores.shape[1] == 1:
@@ -870,13 +1147,21 @@ class GBCClassifier(ClassifierMixin, _BaseGBC):
             return np.column_stack([1.0 - s[:, 0], s[:, 0]])
         return s / s.sum(axis=1, keepdims=True)
 
-    def predict(self, sources):
-        """Class labels of new instances (inductive: trees and w only, G11)."""
-        return self._label(self._scores_new(sources))
+    def predict(self, X):
+        """Class labels of new instances (inductive: trees and w only, G11).
 
-    def predict_proba(self, sources):
-        """σ of the scores (one-against-others: normalised over the K classes)."""
-        return self._proba(self._scores_new(sources))
+        ``X`` as in :meth:`fit` (a list holding ``(X_i, instance_ids_i)`` pairs over 0..m−1 is
+        the source form).
+        """
+        return self._label(self._scores_new(X))
+
+    def predict_proba(self, X):
+        """σ of the scores (one-against-others: normalised over the K classes).
+
+        ``X`` as in :meth:`fit` (a list holding ``(X_i, instance_ids_i)`` pairs over 0..m−1 is
+        the source form).
+        """
+        return self._proba(self._scores_new(X))
 
     def predict_transductive(self):
         """Class labels for every training instance of the global index (length n)."""
