@@ -10,6 +10,12 @@ instance-distance matrix. Each estimator has the API of :class:`~multiview_lab.m
 metrics) and ``predict(bags)`` (0/1 matrix; labels with positive output, the top-scoring label
 when none is positive, so every bag gets at least one label).
 
+They follow scikit-learn's classifier contract (:class:`~multiview_lab.miml._bags.BagClassifierMixin`):
+a list of bags is indexed as rows by ``cross_val_score`` / ``GridSearchCV``, a plain 2-D ``X``
+is read as bags of one instance each, and a 1-D ``y`` of class labels fits a single-label
+(binary or multiclass) model whose ``predict`` returns class labels: ``decision_function > 0``
+(binary) or its arg-max (multiclass), without the top-label rule, which is a multi-label rule.
+
 References
 ----------
 Z.-H. Zhou, M.-L. Zhang. Multi-instance multi-label learning with application to scene
@@ -25,13 +31,14 @@ import numbers
 
 import numpy as np
 from scipy.spatial.distance import cdist
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, _fit_context
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.svm import SVC
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
-from multiview_lab.miml._bags import _CHUNK_ENTRIES, check_bag_labels, check_bags
+from multiview_lab.miml._bags import _CHUNK_ENTRIES, BagClassifierMixin, check_bags
 
 logger = logging.getLogger(__name__)
 
@@ -117,24 +124,37 @@ def _predict_with_fallback(scores: np.ndarray) -> np.ndarray:
     return pred
 
 
-class _HausdorffBagModel(BaseEstimator):
-    """Shared fit/predict plumbing: stacked training bags and the Hausdorff distances."""
+class _HausdorffBagModel(BagClassifierMixin, BaseEstimator):
+    """Shared fit/predict plumbing: stacked training bags and the Hausdorff distances.
+
+    Subclasses implement ``_scores(bags)``, the real-valued (n_bags, Q) outputs.
+    """
 
     def _fit_bags(self, bags, Y):
-        X, off = check_bags(bags)
-        Ypm = check_bag_labels(Y, off.size - 1)
-        self.n_features_in_ = X.shape[1]
+        X, off = self._validate_bags(bags, reset=True)
+        Ypm = self._validate_targets(Y, off.size - 1)
         self.n_labels_ = Ypm.shape[1]
         return X, off, Ypm
 
     def _distances_to(self, bags, X_ref, off_ref):
-        check_is_fitted(self, "n_features_in_")
-        X, off = check_bags(bags, n_features=self.n_features_in_)
+        X, off = self._validate_bags(bags, reset=False)
         return _hausdorff(X, off, X_ref, off_ref)
 
+    def decision_function(self, bags):
+        """Real-valued outputs per label, shape (n_bags, Q); for a 1-D ``y``: (n_bags,)
+        (binary) or (n_bags, n_classes)."""
+        check_is_fitted(self)
+        S = self._scores(bags)
+        return S if self._label_mode == "multilabel" else self._single_label_decision(S)
+
     def predict(self, bags):
-        """Label sets as an (n_bags, Q) 0/1 matrix (at least one label per bag)."""
-        return _predict_with_fallback(self.decision_function(bags))
+        """Label sets as an (n_bags, Q) 0/1 matrix (at least one label per bag); for a 1-D
+        ``y``: class labels."""
+        check_is_fitted(self)
+        S = self._scores(bags)
+        if self._label_mode == "multilabel":
+            return _predict_with_fallback(S)
+        return self._single_label_predict(S)
 
 
 class MIMLSVM(_HausdorffBagModel):
@@ -169,7 +189,21 @@ class MIMLSVM(_HausdorffBagModel):
         The medoid bags.
     svms_ : list of SVC
         One fitted SVM per label.
+    classes_ : ndarray
+        ``arange(Q)`` for a label matrix ``Y``, the class labels for a 1-D ``y``.
+    n_features_in_ : int
+        Features per instance.
     """
+
+    # ``ratio`` (k from the data), ``kernel``: hand-written checks name the problem (tested)
+    _parameter_constraints: dict = {
+        "ratio": [Interval(numbers.Real, 0, 1, closed="both")],
+        "kernel": [str],
+        "C_grid": ["array-like"],
+        "gamma_grid": ["array-like"],
+        "cv": [Interval(numbers.Integral, 2, None, closed="left")],
+        "random_state": ["random_state"],
+    }
 
     def __init__(
         self, *, ratio=0.2, kernel="rbf", C_grid=(0.1, 1.0, 10.0, 100.0),
@@ -182,8 +216,21 @@ class MIMLSVM(_HausdorffBagModel):
         self.cv = cv
         self.random_state = random_state
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, bags, Y):
-        """Fit the medoid embedding and the per-label SVMs."""
+        """Fit the medoid embedding and the per-label SVMs.
+
+        Parameters
+        ----------
+        bags : list of array-like of shape (n_i, d), or array-like of shape (n, d)
+            Training bags (a 2-D array: bags of one instance each).
+        Y : array-like of shape (n, Q) or (n,)
+            Label matrix in {0, 1} or {-1, +1}, or class labels.
+
+        Returns
+        -------
+        self
+        """
         X, off, Ypm = self._fit_bags(bags, Y)
         if self.kernel not in ("rbf", "linear"):
             raise ValueError(f"kernel={self.kernel!r} is not supported; use 'rbf' or 'linear'.")
@@ -193,9 +240,6 @@ class MIMLSVM(_HausdorffBagModel):
             raise ValueError(
                 f"ratio={self.ratio!r} gives k={k} medoids for {n} bags; need 1 <= k <= n."
             )
-        no_neg = np.flatnonzero(np.all(Ypm > 0, axis=0))
-        if no_neg.size:
-            raise ValueError(f"label column(s) {no_neg.tolist()} have no negative bag.")
         rng = check_random_state(self.random_state)
         D = _hausdorff(X, off, X, off)
         med = k_medoids(D, k, random_state=rng)
@@ -220,7 +264,7 @@ class MIMLSVM(_HausdorffBagModel):
                 self.svms_.append(svm.fit(Z, y))
         return self
 
-    def decision_function(self, bags):
+    def _scores(self, bags):
         """SVM outputs per label, shape (n_bags, Q)."""
         Z = self._distances_to(bags, self._Xm, self._offm)
         return np.column_stack([svm.decision_function(Z) for svm in self.svms_])
@@ -252,7 +296,18 @@ class MIMLRBF(_HausdorffBagModel):
         Basis width.
     weights_ : ndarray of shape (n_centers + 1, Q)
         Second-layer weights (last row = bias).
+    classes_ : ndarray
+        ``arange(Q)`` for a label matrix ``Y``, the class labels for a 1-D ``y``.
+    n_features_in_ : int
+        Features per instance.
     """
+
+    # ``alpha = 0`` is named by the hand-written check (k = 0 medoids; tested)
+    _parameter_constraints: dict = {
+        "alpha": [Interval(numbers.Real, 0, 1, closed="both")],
+        "mu": [Interval(numbers.Real, 0, None, closed="neither")],
+        "random_state": ["random_state"],
+    }
 
     def __init__(self, *, alpha=0.1, mu=0.6, random_state=None):
         self.alpha = alpha
@@ -263,8 +318,21 @@ class MIMLRBF(_HausdorffBagModel):
         Phi = np.exp(-(D**2) / (2.0 * self.sigma_**2))
         return np.hstack([Phi, np.ones((D.shape[0], 1))])
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, bags, Y):
-        """Fit the per-label medoids and the least-squares output layer."""
+        """Fit the per-label medoids and the least-squares output layer.
+
+        Parameters
+        ----------
+        bags : list of array-like of shape (n_i, d), or array-like of shape (n, d)
+            Training bags (a 2-D array: bags of one instance each).
+        Y : array-like of shape (n, Q) or (n,)
+            Label matrix in {0, 1} or {-1, +1}, or class labels.
+
+        Returns
+        -------
+        self
+        """
         X, off, Ypm = self._fit_bags(bags, Y)
         if not isinstance(self.alpha, numbers.Real) or not 0 < self.alpha <= 1:
             raise ValueError(
@@ -291,7 +359,7 @@ class MIMLRBF(_HausdorffBagModel):
         self.weights_ = np.linalg.lstsq(self._phi(D[:, centers]), Ypm, rcond=None)[0]
         return self
 
-    def decision_function(self, bags):
+    def _scores(self, bags):
         """Network outputs per label, shape (n_bags, Q)."""
         return self._phi(self._distances_to(bags, self._Xc, self._offc)) @ self.weights_
 
@@ -318,14 +386,37 @@ class MIMLkNN(_HausdorffBagModel):
         Linear layer (``scores = t(X) @ weights_``).
     citer_radius_ : ndarray of shape (n_train,)
         Distance of each training bag to its ``n_citers``-th nearest other training bag.
+    classes_ : ndarray
+        ``arange(Q)`` for a label matrix ``Y``, the class labels for a 1-D ``y``.
+    n_features_in_ : int
+        Features per instance.
     """
+
+    # the ranges depend on the number of training bags: checked in ``fit``
+    _parameter_constraints: dict = {
+        "n_references": [numbers.Integral],
+        "n_citers": [numbers.Integral],
+    }
 
     def __init__(self, *, n_references=10, n_citers=20):
         self.n_references = n_references
         self.n_citers = n_citers
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, bags, Y):
-        """Compute training neighbourhoods and fit the linear layer."""
+        """Compute training neighbourhoods and fit the linear layer.
+
+        Parameters
+        ----------
+        bags : list of array-like of shape (n_i, d), or array-like of shape (n, d)
+            Training bags (a 2-D array: bags of one instance each).
+        Y : array-like of shape (n, Q) or (n,)
+            Label matrix in {0, 1} or {-1, +1}, or class labels.
+
+        Returns
+        -------
+        self
+        """
         X, off, Ypm = self._fit_bags(bags, Y)
         n = off.size - 1
         k, c = self.n_references, self.n_citers
@@ -352,6 +443,7 @@ class MIMLkNN(_HausdorffBagModel):
 
     def label_counts(self, bags) -> np.ndarray:
         """``t(X)``: label counts over references ∪ citers, shape (n_bags, Q)."""
+        check_is_fitted(self)
         D = self._distances_to(bags, self._X, self._off)
         order = np.argsort(D, axis=1, kind="stable")
         A = np.zeros(D.shape, dtype=bool)
@@ -359,6 +451,6 @@ class MIMLkNN(_HausdorffBagModel):
         A |= D < self.citer_radius_[None, :]
         return A @ self._Y01
 
-    def decision_function(self, bags):
+    def _scores(self, bags):
         """Linear outputs per label, shape (n_bags, Q)."""
         return self.label_counts(bags) @ self.weights_

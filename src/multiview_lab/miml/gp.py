@@ -49,23 +49,23 @@ from scipy import linalg
 from scipy.linalg import blas
 from scipy.sparse.linalg import LinearOperator, cg
 from scipy.special import expit, log_expit
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator, _fit_context, clone
 from sklearn.model_selection import KFold
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from multiview_lab.miml._bags import (
+    BagClassifierMixin,
     bag_self_sums,
     bag_sum_kernel,
-    check_bag_labels,
-    check_bags,
     kernel_matrix,
     sq_distances,
 )
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["MIMLGPClassifier", "median_instance_distance", "select_rank"]
+__all__ = ["MIMLGPClassifier", "estimate_fit_memory", "median_instance_distance", "select_rank"]
 
 _CG_RTOL = 1e-10
 _MAX_HALVINGS = 10
@@ -151,6 +151,62 @@ def median_instance_distance(X: np.ndarray, *, max_instances: int = 2000, random
     D = sq_distances(X, X)[np.triu_indices(X.shape[0], k=1)]
     med = float(np.sqrt(np.median(D))) if D.size else 1.0
     return med if med > 0 else 1.0
+
+
+def estimate_fit_memory(
+    n_bags: int,
+    n_labels: int,
+    n_instances: int,
+    *,
+    likelihood: str = "collective",
+    rank: int | None = None,
+) -> float:
+    """Peak memory, in bytes, of the arrays one EM loop of :class:`MIMLGPClassifier` holds.
+
+    The dominant arrays (float64, 8 bytes each), with ``N = Q n`` (labels times bags) and
+    ``M = Q m`` (labels times the rank ``m`` of the low-rank ``K_sum ≈ P P^T``):
+
+    * collective, full rank (``low_rank="none"``, or ``"eig"`` switching to it because
+      ``m > full_rank_above * n``): ``C = K^f ⊗ K_sum`` and the Newton matrix ``B`` of paper
+      Eq. (21), plus LAPACK's Fortran-ordered copy of ``B``: ``3 N^2``, i.e. **O((n Q)^2)**
+      memory and O((n Q)^3) time per Newton step; 200 bags x 200 labels is
+      ``3 x 40000^2 x 8`` bytes = 38.4e9 bytes (35.8 GiB);
+    * standard likelihood (always full rank): ``K^f ⊗ 1 1^T``, the block matrix of paper
+      Eq. (42), their product and ``B`` (plus a symmetrisation temporary): ``5 N^2``, and
+      ``K E`` (``N_I x N``, twice): O((n Q)^2 + N_I n Q);
+    * collective, low rank: ``B1`` (``M x M``) of spec (M3), its Cholesky factor, the M-step
+      statistics ``R``, its transpose and ``S`` (spec Sect. 5): ``6 M^2``, plus
+      ``L ⊗ L`` (``Q^3``) and the weighted Grams (``2 Q m^2``): O((m Q)^2 + Q^3).
+
+    Every path adds ``K_sum`` and its eigendecomposition (``4 n^2``) and ``(n, Q)`` arrays.
+    Measured with ``tracemalloc`` (``benchmarks/bench_miml_memory.py``, 2 EM loops): the
+    peak is within 3 % of this estimate on the dense paths once it exceeds ~20 MB (up to
+    ~20 % above it for tiny fits, where arrays not counted here matter), and ~20 % below it
+    on the low-rank path. Prediction is not counted: on the full-rank path the fitted model
+    keeps one ``N x N`` matrix (paper Eq. (24)).
+
+    Parameters
+    ----------
+    n_bags, n_labels, n_instances : int
+        Training bags ``n``, labels ``Q`` and instances ``N_I``.
+    likelihood : {"collective", "standard"}, default="collective"
+    rank : int or None, default=None
+        ``m`` of the low-rank path (collective only); ``None`` is the full-rank path.
+
+    Returns
+    -------
+    float
+        Bytes.
+    """
+    n, Q = int(n_bags), int(n_labels)
+    N = float(Q * n)
+    base = 4.0 * n**2 + 20.0 * N + 2.0 * n_instances
+    if likelihood == "standard":
+        return 8.0 * (5.0 * N**2 + 2.0 * n_instances * N + base)
+    if rank is None:
+        return 8.0 * (3.0 * N**2 + base)
+    M = float(Q * rank)
+    return 8.0 * (6.0 * M**2 + float(Q) ** 3 + 2.0 * Q * float(rank) ** 2 + base)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -444,8 +500,17 @@ def _kernel_times_selection(Xa, X, Pi, offsets, kernel, delta):
 # ----------------------------------------------------------------------------------------------
 # the estimator
 # ----------------------------------------------------------------------------------------------
-class MIMLGPClassifier(BaseEstimator):
+class MIMLGPClassifier(BagClassifierMixin, BaseEstimator):
     """Bayesian MIML classifier with a Gaussian-process prior and label covariance (MIML-GP).
+
+    Input and targets follow scikit-learn's classifier contract
+    (:class:`~multiview_lab.miml._bags.BagClassifierMixin`): ``bags`` is a list of
+    ``(n_i, d)`` arrays (indexed as rows by ``cross_val_score`` / ``GridSearchCV``) or a plain
+    2-D ``X``, read as bags of one instance each; ``Y`` is an ``(n, Q)`` label matrix
+    (multi-label, ``predict`` gives a 0/1 matrix) or a 1-D ``y`` of class labels (binary: the
+    model of the one column ``y == classes_[1]``, ``predict_proba`` of shape ``(n, 2)``;
+    multiclass: one column per class, ``predict`` the most probable class and
+    ``predict_proba`` the per-class probabilities normalised to sum to 1).
 
     Parameters
     ----------
@@ -527,6 +592,14 @@ class MIMLGPClassifier(BaseEstimator):
         test-bag Cholesky of the standard predictive.
     random_state : int, RandomState or None, default=None
         Seeds the Nyström columns, the CV folds and the Monte-Carlo generator.
+    max_memory_gb : float or None, default=4.0
+        ``fit`` raises a ``ValueError`` before any large allocation when the arrays of its path
+        would need more than this many GB (:func:`estimate_fit_memory`: O((n Q)^2) on the
+        full-rank and standard paths, O((m Q)^2 + Q^3) on the low-rank one), naming the
+        estimate and the ways out (the low-rank path, fewer labels or bags). ``None`` disables
+        the check. The low-rank path is checked once the rank ``m`` is known (after the
+        eigendecomposition of the ``n x n`` ``K_sum``); with ``delta="cv"`` each CV fit is
+        checked too.
 
     Attributes
     ----------
@@ -551,6 +624,10 @@ class MIMLGPClassifier(BaseEstimator):
         EM loops run.
     log_marginal_likelihood_ : float
         Laplace evidence (spec (M5)) at the final ``K^f``.
+    classes_ : ndarray
+        ``arange(Q)`` for a label matrix ``Y``, the class labels for a 1-D ``y``.
+    n_features_in_ : int
+        Features per instance.
 
     References
     ----------
@@ -597,6 +674,7 @@ class MIMLGPClassifier(BaseEstimator):
         rank_scores="proba",
         jitter=1e-8,
         random_state=None,
+        max_memory_gb=4.0,
     ):
         self.likelihood = likelihood
         self.standard_max = standard_max
@@ -624,6 +702,40 @@ class MIMLGPClassifier(BaseEstimator):
         self.rank_scores = rank_scores
         self.jitter = jitter
         self.random_state = random_state
+        self.max_memory_gb = max_memory_gb
+
+    # Options whose hand-written checks below give tested messages (``likelihood``,
+    # ``low_rank``, ``fix_Kf``, ``delta``, ``max_em``, ``em_accel``, ``em_accel_depth``,
+    # ``Kf_init``) are only type-checked here; the others are validated here only.
+    _parameter_constraints: dict = {
+        "likelihood": [str],
+        "standard_max": [StrOptions({"hard", "softmax"})],
+        "v": [Interval(numbers.Real, 0, None, closed="neither")],
+        "kernel": [StrOptions({"rbf", "linear"})],
+        "delta": [numbers.Real, str],
+        "delta_grid": ["array-like"],
+        "m_step_norm": [StrOptions({"bags", "instances", "rank"})],
+        "fix_Kf": ["boolean", str],
+        "Kf_init": ["array-like", None],
+        "Fsum_init": [StrOptions({"ones", "zeros"})],
+        "low_rank": [str],
+        "trace_frac": [Interval(numbers.Real, 0, None, closed="neither")],
+        "full_rank_above": [Interval(numbers.Real, 0, None, closed="left"), None],
+        "n_nystrom": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "eps0": [Interval(numbers.Real, 0, None, closed="neither")],
+        "eps": [Interval(numbers.Real, 0, None, closed="neither")],
+        "max_newton": [Interval(numbers.Integral, 1, None, closed="left")],
+        "max_em": [numbers.Integral],
+        "em_accel": [str],
+        "em_accel_depth": [numbers.Integral],
+        "n_mc": [Interval(numbers.Integral, 1, None, closed="left")],
+        "predict_method": [StrOptions({"mc", "quadrature", "probit"})],
+        "threshold": [Interval(numbers.Real, 0, 1, closed="both")],
+        "rank_scores": [StrOptions({"proba", "mean_latent"})],
+        "jitter": [Interval(numbers.Real, 0, None, closed="left")],
+        "random_state": ["random_state"],
+        "max_memory_gb": [Interval(numbers.Real, 0, None, closed="neither"), None],
+    }
 
     # ------------------------------------------------------------------ validation
     def _check_params(self, Q: int):
@@ -679,26 +791,34 @@ class MIMLGPClassifier(BaseEstimator):
         return (Kf + Kf.T) / 2
 
     # ------------------------------------------------------------------ fit
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, bags, Y):
         """Fit the model by EM (paper Algorithm 1).
 
         Parameters
         ----------
-        bags : list of array-like of shape (n_i, d) or array-like of shape (n, n_i, d)
-            Training bags.
-        Y : array-like of shape (n, Q)
-            Label sets in {0, 1} or {-1, +1}; every label needs a positive bag.
+        bags : list of array-like of shape (n_i, d), array-like of shape (n, n_i, d), or
+                array-like of shape (n, d)
+            Training bags (a 2-D array: bags of one instance each).
+        Y : array-like of shape (n, Q) or (n,)
+            Label sets in {0, 1} or {-1, +1} (every label needs a positive and a negative
+            bag), or class labels.
 
         Returns
         -------
         self
+
+        Raises
+        ------
+        ValueError
+            Also when the fit would need more than ``max_memory_gb`` (see there).
         """
-        X, offsets = check_bags(bags)
-        Ypm = check_bag_labels(Y, offsets.size - 1)
+        X, offsets = self._validate_bags(bags, reset=True)
+        Ypm = self._validate_targets(Y, offsets.size - 1)
         Kf0 = self._check_params(Ypm.shape[1])
+        self._check_memory_before_setup(Ypm.shape[0], Ypm.shape[1], X.shape[0])
         rng = check_random_state(self.random_state)
         self._mc_seed = int(rng.randint(np.iinfo(np.int32).max))
-        self.n_features_in_ = X.shape[1]
         self.n_labels_ = Ypm.shape[1]
         if self.kernel == "linear":
             self.delta_ = 1.0
@@ -713,6 +833,68 @@ class MIMLGPClassifier(BaseEstimator):
         self._fit_em(X, offsets, Ypm, Kf0, rng)
         return self
 
+    def _memory_error(self, need: float, what: str, n: int, Q: int, low_rank_alt: str) -> None:
+        if self.max_memory_gb is None or need <= self.max_memory_gb * 2**30:
+            return
+        raise ValueError(
+            f"MIMLGPClassifier.fit would need about {need / 2**30:.3g} GB for {what} on "
+            f"{n} bags x {Q} labels, over max_memory_gb={self.max_memory_gb}. {low_rank_alt}"
+            "Otherwise fit fewer labels (e.g. the most frequent ones, or one model per group "
+            "of labels) or fewer bags, or raise max_memory_gb (None disables this check)."
+        )
+
+    def _check_memory_before_setup(self, n: int, Q: int, n_instances: int) -> None:
+        """The memory check of every path whose size is known before ``K_sum`` is built."""
+        if self.max_memory_gb is None:
+            return
+        low_rank = (
+            "low-rank path (low_rank='eig' with full_rank_above=None, or low_rank='nystrom') "
+            "needs O((m Q)^2) memory, with m the rank kept of K_sum, instead of O((n Q)^2). "
+        )
+        if self.likelihood == "standard":
+            need = estimate_fit_memory(n, Q, n_instances, likelihood="standard")
+            what = f"the standard likelihood's dense {Q * n} x {Q * n} matrices"
+            alt = "The collective likelihood (likelihood='collective') with its " + low_rank
+            self._memory_error(need, what, n, Q, alt)
+        elif self.low_rank == "none":
+            need = estimate_fit_memory(n, Q, n_instances)
+            what = f"the full-rank path's dense {Q * n} x {Q * n} matrices"
+            self._memory_error(need, what, n, Q, "The " + low_rank)
+        elif self.low_rank == "nystrom":
+            m = self.n_nystrom if self.n_nystrom is not None else int(np.ceil(0.1 * n))
+            m = min(m, n)
+            need = estimate_fit_memory(n, Q, n_instances, rank=m)
+            what = f"the low-rank path's {Q * m} x {Q * m} matrices (m = {m})"
+            self._memory_error(need, what, n, Q, "Use a smaller n_nystrom. ")
+        else:  # "eig": the rank is known after K_sum; here the cheapest outcome, m = 1
+            need = estimate_fit_memory(n, Q, n_instances, rank=1)
+            what = "K_sum and the low-rank path at rank 1"
+            self._memory_error(need, what, n, Q, "")
+
+    def _check_memory_after_setup(self, n: int, Q: int, n_instances: int) -> None:
+        """The memory check of ``low_rank="eig"`` once the rank ``m`` of ``K_sum`` is known."""
+        if self.max_memory_gb is None or self.likelihood != "collective":
+            return
+        if self.low_rank != "eig":
+            return
+        m = self._rank_selected
+        low = estimate_fit_memory(n, Q, n_instances, rank=m)
+        if self.P_ is not None:
+            what = f"the low-rank path's {Q * m} x {Q * m} matrices (m = {m})"
+            alt = "Use a smaller trace_frac (a smaller rank m). "
+            self._memory_error(low, what, n, Q, alt)
+            return
+        need = estimate_fit_memory(n, Q, n_instances)
+        what = (
+            f"the full-rank path's dense {Q * n} x {Q * n} matrices (chosen because the rank "
+            f"m = {m} of K_sum exceeds full_rank_above={self.full_rank_above} x n)"
+        )
+        alt = (
+            f"full_rank_above=None keeps the low-rank path at m = {m}, about "
+            f"{low / 2**30:.2g} GB; a smaller trace_frac lowers m further. "
+        )
+        self._memory_error(need, what, n, Q, alt)
+
     def _select_delta(self, X, offsets, Ypm, med, rng) -> float:
         """2-fold CV over ``delta_grid x median`` by 1 - average precision (paper Sect. 4)."""
         from multiview_lab.miml.metrics import one_minus_average_precision
@@ -724,8 +906,8 @@ class MIMLGPClassifier(BaseEstimator):
         for mult in self.delta_grid:
             scores = []
             for tr, te in folds:
-                if not np.all(np.any(Ypm[tr] > 0, axis=0)):
-                    continue
+                if not np.all(np.any(Ypm[tr] > 0, axis=0) & np.any(Ypm[tr] < 0, axis=0)):
+                    continue  # a label without a positive (or a negative) training bag
                 est = clone(self).set_params(delta=float(mult) * med, n_mc=min(self.n_mc, 500))
                 est.fit([bags[i] for i in tr], Ypm[tr])
                 scores.append(
@@ -751,6 +933,7 @@ class MIMLGPClassifier(BaseEstimator):
         self._Ksum = None
         if self.likelihood == "collective":
             self._setup_collective(X, offsets, rng)
+            self._check_memory_after_setup(n, Q, X.shape[0])
             state = {"Fsum": init, "U": None}
         else:
             state = {"F": np.repeat(init / sizes[:, None], np.diff(offsets), axis=0)}
@@ -767,6 +950,7 @@ class MIMLGPClassifier(BaseEstimator):
         # the last plain step
         accelerated, origin, ascending, last, best = False, None, True, None, -np.inf
         for it in range(self.max_em):
+            stats = None  # the previous loop's (Qn x Qn on the dense paths) before the next
             stats = self._e_step(Kf, state)
             ev = stats["evidence"]
             Kf_new = _m_step(Kf, stats["H"], nu, self.fix_Kf)
@@ -805,7 +989,7 @@ class MIMLGPClassifier(BaseEstimator):
                     "K^f diverged (the Laplace evidence keeps growing with the latent amplitude, "
                     "as on separable data); stopping EM at the last finite K^f.",
                     UserWarning,
-                    stacklevel=3,
+                    stacklevel=4,
                 )
                 self.em_history_.pop()
                 change = 0.0
@@ -824,10 +1008,11 @@ class MIMLGPClassifier(BaseEstimator):
                 f"MIMLGPClassifier reached max_em={self.max_em} EM loops before the relative "
                 f"K^f change fell below eps={self.eps} (last change {change:.3g}).",
                 UserWarning,
-                stacklevel=3,
+                stacklevel=4,
             )
         self.n_em_iter_ = len(self.em_history_)
         if change > 0:  # the predictive uses the Laplace approximation at the final K^f
+            stats = None
             stats = self._e_step(Kf, state)
         self.Kf_ = Kf
         self.log_marginal_likelihood_ = stats["evidence"]
@@ -837,7 +1022,7 @@ class MIMLGPClassifier(BaseEstimator):
     @property
     def label_covariance_(self) -> np.ndarray:
         """The learned label covariance ``K^f`` (paper Eq. (1))."""
-        check_is_fitted(self, "Kf_")
+        check_is_fitted(self)
         return self.Kf_
 
     # ------------------------------------------------------------------ collective: setup
@@ -865,6 +1050,7 @@ class MIMLGPClassifier(BaseEstimator):
             lam, U = np.linalg.eigh(Ksum)
             lam, U = lam[::-1], U[:, ::-1]
             m = select_rank(lam, self.trace_frac)
+            self._rank_selected = m
             if self.full_rank_above is None or m <= self.full_rank_above * n:
                 self.P_ = U[:, :m] * np.sqrt(np.clip(lam[:m], 0.0, None))
                 self.m_ = m
@@ -1053,8 +1239,8 @@ class MIMLGPClassifier(BaseEstimator):
 
     # ------------------------------------------------------------------ prediction
     def _check_predict_bags(self, bags):
-        check_is_fitted(self, "Kf_")
-        return check_bags(bags, n_features=self.n_features_in_)
+        check_is_fitted(self)
+        return self._validate_bags(bags, reset=False)
 
     def _latent_collective(self, Xt, offt):
         """Mean and variance of the bag-mean latent ``f̄*_s``, spec (M1)."""
@@ -1154,14 +1340,40 @@ class MIMLGPClassifier(BaseEstimator):
         Returns
         -------
         proba : ndarray of shape (n_bags, Q)
+            For a 1-D ``y``: shape (n_bags, n_classes), ``[1 - p, p]`` for binary, the
+            per-class probabilities normalised to sum to 1 for multiclass.
         """
-        return self._proba_and_latent(bags)[0]
+        check_is_fitted(self)
+        proba = self._proba_and_latent(bags)[0]
+        if self._label_mode == "binary":
+            return np.column_stack([1.0 - proba[:, 0], proba[:, 0]])
+        if self._label_mode == "multiclass":
+            return proba / proba.sum(axis=1, keepdims=True)
+        return proba
 
     def decision_function(self, bags):
-        """Scores for ranking metrics: ``predict_proba`` or the latent means (``rank_scores``)."""
+        """Scores for ranking metrics: ``predict_proba`` or the latent means (``rank_scores``).
+
+        For a 1-D ``y`` the scores are centred on the decision rule, ``p - threshold`` (or the
+        latent means): shape (n_bags,) for binary (positive: ``classes_[1]``), (n_bags,
+        n_classes) for multiclass.
+        """
+        check_is_fitted(self)
         proba, mu = self._proba_and_latent(bags)
-        return proba if self.rank_scores == "proba" else mu
+        if self._label_mode == "multilabel":
+            return proba if self.rank_scores == "proba" else mu
+        return self._single_label_decision(
+            proba - self.threshold if self.rank_scores == "proba" else mu
+        )
 
     def predict(self, bags):
-        """Label sets as an (n_bags, Q) 0/1 matrix: ``p_s > threshold`` (strict)."""
-        return (self.predict_proba(bags) > self.threshold).astype(int)
+        """Label sets as an (n_bags, Q) 0/1 matrix: ``p_s > threshold`` (strict).
+
+        For a 1-D ``y``: class labels, ``classes_[1]`` iff ``p > threshold`` (binary) or the
+        most probable class (multiclass).
+        """
+        check_is_fitted(self)
+        proba = self._proba_and_latent(bags)[0]
+        if self._label_mode == "multilabel":
+            return (proba > self.threshold).astype(int)
+        return self._single_label_predict(proba - self.threshold)
