@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict
+from numbers import Integral
 
 import numpy as np
 from scipy import sparse
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.feature_extraction.text import TfidfTransformer
 from sklearn.feature_selection import SelectKBest, chi2, f_classif, mutual_info_classif
 from sklearn.linear_model import LogisticRegression
@@ -30,6 +31,11 @@ from sklearn.naive_bayes import GaussianNB, MultinomialNB
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC, LinearSVC
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from multiview_lab.memd.memd import reject_views
 
 DATA_TYPES = ("gene", "text")
 PROTOCOLS = ("faithful", "strong")
@@ -118,11 +124,29 @@ def _digest(a) -> str:
 
 class _Baseline(ClassifierMixin, BaseEstimator):
     """Shared ``fit``/``predict`` of the baselines: build a scikit-learn model, fit it, and keep
-    the fitted model (for a grid search: its refitted best pipeline) as ``estimator_``."""
+    the fitted model (for a grid search: its refitted best pipeline) as ``estimator_``.
+
+    ``X`` is checked here (one 2-D array or sparse matrix; a list of views, NaN, a continuous
+    ``y`` raise), then handed to the model unchanged in its values."""
 
     def _build(self):
         raise NotImplementedError
 
+    def _check_params(self) -> None:
+        """The options, in the project's wording (run before the parameter constraints)."""
+
+    def _validate_params(self):
+        self._check_params()
+        super()._validate_params()
+
+    def _takes_sparse(self) -> bool:
+        """Whether the model takes sparse X (gene data are centred, GaussianNB is dense)."""
+        return True
+
+    def _accept_sparse(self):
+        return ["csr", "csc"] if self._takes_sparse() else False
+
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Build the baseline's model and fit it on ``X`` (dense or sparse) and ``y``.
 
@@ -135,6 +159,15 @@ class _Baseline(ClassifierMixin, BaseEstimator):
         -------
         self
         """
+        reject_views(self, X)
+        X, y = validate_data(self, X, y, accept_sparse=self._accept_sparse())
+        check_classification_targets(y)
+        classes = np.unique(y)
+        if classes.shape[0] < 2:
+            raise ValueError(
+                f"y has only one class ({classes[0].item()!r}); {type(self).__name__} needs "
+                "2 or more."
+            )
         model = self._build().fit(X, y)
         if isinstance(model, GridSearchCV):
             self.best_params_ = dict(model.best_params_)
@@ -142,7 +175,6 @@ class _Baseline(ClassifierMixin, BaseEstimator):
             model = model.best_estimator_
         self.estimator_ = model
         self.classes_ = model.classes_
-        self.n_features_in_ = int(X.shape[1])
         return self
 
     def predict(self, X):
@@ -156,11 +188,14 @@ class _Baseline(ClassifierMixin, BaseEstimator):
         -------
         ndarray of shape (n_samples,)
         """
+        check_is_fitted(self)
+        reject_views(self, X)
+        X = validate_data(self, X, accept_sparse=self._accept_sparse(), reset=False)
         return self.estimator_.predict(X)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = True
+        tags.input_tags.sparse = self._takes_sparse()
         return tags
 
 
@@ -202,11 +237,25 @@ class LinearSVMBaseline(_Baseline):
     n_features_in_ : int
     """
 
+    _parameter_constraints: dict = {
+        "protocol": [StrOptions(set(PROTOCOLS))],
+        "data": [StrOptions(set(DATA_TYPES))],
+        "liblinear": ["boolean"],
+        "random_state": ["random_state"],
+    }
+
     def __init__(self, protocol="faithful", *, data="gene", liblinear=False, random_state=None):
         self.protocol = protocol
         self.data = data
         self.liblinear = liblinear
         self.random_state = random_state
+
+    def _check_params(self) -> None:
+        _check("protocol", self.protocol, PROTOCOLS)
+        _check("data", self.data, DATA_TYPES)
+
+    def _takes_sparse(self) -> bool:
+        return self.data == "text"
 
     def _build(self):
         _check("protocol", self.protocol, PROTOCOLS)
@@ -245,10 +294,23 @@ class DMEBaseline(_Baseline):
     n_features_in_ : int
     """
 
+    _parameter_constraints: dict = {
+        "protocol": [StrOptions(set(PROTOCOLS))],
+        "data": [StrOptions(set(DATA_TYPES))],
+        "random_state": ["random_state"],
+    }
+
     def __init__(self, protocol="faithful", *, data="gene", random_state=None):
         self.protocol = protocol
         self.data = data
         self.random_state = random_state
+
+    def _check_params(self) -> None:
+        _check("protocol", self.protocol, PROTOCOLS)
+        _check("data", self.data, DATA_TYPES)
+
+    def _takes_sparse(self) -> bool:
+        return self.data == "text"
 
     def _build(self):
         _check("protocol", self.protocol, PROTOCOLS)
@@ -308,6 +370,22 @@ class SelectKNaiveBayes(_Baseline):
         self.alpha_grid = alpha_grid
         self.random_state = random_state
 
+    _parameter_constraints: dict = {
+        "score_func": [StrOptions(set(SCORE_FUNCS))],
+        "model": [StrOptions(set(NB_MODELS))],
+        "k": [Interval(Integral, 1, None, closed="left"), None],
+        "k_grid": ["array-like"],
+        "alpha_grid": ["array-like"],
+        "random_state": ["random_state"],
+    }
+
+    def _check_params(self) -> None:
+        _check("score_func", self.score_func, SCORE_FUNCS)
+        _check("model", self.model, NB_MODELS)
+
+    def _takes_sparse(self) -> bool:
+        return self.model == "multinomial"
+
     def _score_func(self):
         _check("score_func", self.score_func, SCORE_FUNCS)
         if self.score_func == "mutual_info":
@@ -323,15 +401,25 @@ class SelectKNaiveBayes(_Baseline):
             return pipeline
         # K values beyond the number of features all mean "every feature": one grid point
         # (scikit-learn would warn once per fit and use every feature anyway)
-        n = getattr(self, "_n_features", None)
+        n = getattr(self, "n_features_in_", None)  # set by fit's validation
         grid = {"select__k": sorted({int(v) if n is None else min(int(v), n) for v in self.k_grid})}
         if self.model == "multinomial":
             grid["nb__alpha"] = [float(a) for a in self.alpha_grid]
         return GridSearchCV(pipeline, grid, cv=_inner_cv(self.random_state))
 
     def fit(self, X, y):
-        """Select K features and fit the naive Bayes model (see :meth:`_Baseline.fit`)."""
-        self._n_features = int(X.shape[1])
+        """Select K features and fit the naive Bayes model (see :meth:`_Baseline.fit`).
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features)
+            Sparse only with ``model="multinomial"``.
+        y : array-like of shape (n_samples,)
+
+        Returns
+        -------
+        self
+        """
         super().fit(X, y)
         self.k_ = int(self.estimator_.named_steps["select"].k)
         return self

@@ -22,14 +22,16 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import logsumexp
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.feature_selection import SelectorMixin
 from sklearn.model_selection import StratifiedKFold, StratifiedShuffleSplit
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from multiview_lab.memd.divergences import (
+    FAMILIES,
     check_family,
     class_average,
     jeffreys,
@@ -301,8 +303,65 @@ def validation_curve(model: MeMdModel, X_val, y_val, k_grid) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------- estimators
+def reject_views(estimator, X) -> None:
+    """Raise a ``ValueError`` that says so when a single-view estimator is given a list of views.
+
+    NumPy would otherwise read the list as rows and fail with "inhomogeneous shape" (or, for
+    views of equal shapes, silently build a 3-D array).
+    """
+    from multiview_lab.utils.multiview import is_list_of_views
+
+    if isinstance(X, list | tuple) and len(X) == 0:
+        raise ValueError(f"{type(estimator).__name__} got an empty list as X: give a 2-D X.")
+    if is_list_of_views(X):
+        raise ValueError(
+            f"{type(estimator).__name__} is a single-view estimator: X must be one 2-D array or "
+            f"sparse matrix of shape (n_samples, n_features); got a list of {len(X)} views. "
+            "Stack them into one X first (multiview_lab.utils.multiview.stack_views)."
+        )
+
+
+class _SingleViewSelectorMixin(SelectorMixin):
+    """scikit-learn's ``SelectorMixin`` with a clear error for a list of views."""
+
+    def transform(self, X):
+        """The selected features of ``X`` (in column order), dense or sparse.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, n_features_in_)
+
+        Returns
+        -------
+        X_selected : ndarray or sparse matrix of shape (n_samples, k_)
+        """
+        check_is_fitted(self)
+        reject_views(self, X)
+        return super().transform(X)
+
+
 class _MeMdBase(BaseEstimator):
     """Shared parameters and ``fit`` of :class:`MeMdClassifier` and :class:`MeMdSelector`."""
+
+    _parameter_constraints: dict = {
+        "criterion": [StrOptions(set(CRITERIA))],
+        "family": [StrOptions(set(FAMILIES))],
+        "var_smoothing": [Interval(Real, 0, None, closed="neither")],
+        "var_floor": [Interval(Real, 0, None, closed="neither"), None],
+        "floor_mode": [StrOptions(set(FLOOR_MODES))],
+        "mean_smoothing": [Interval(Real, 0, None, closed="neither")],
+        "mean_floor": [Interval(Real, 0, None, closed="neither"), None],
+        "floor_selection": [StrOptions({"val"}), None],
+        "smoothing_grid": ["array-like"],
+        "priors": ["array-like", None],
+        "k": [Interval(Integral, 1, None, closed="left"), None],
+        "k_selection": [StrOptions(set(K_SELECTIONS))],
+        "k_grid": [StrOptions({"auto"}), "array-like"],
+        "val_fraction": [Interval(Real, 0, 1, closed="neither")],
+        "inner_folds": [Interval(Integral, 2, None, closed="left")],
+        "refit_full": ["boolean"],
+        "random_state": ["random_state"],
+    }
 
     def __init__(
         self,
@@ -344,6 +403,18 @@ class _MeMdBase(BaseEstimator):
         self.random_state = random_state
 
     # ----------------------------------------------------------------- validation
+    def _validate_params(self):
+        """The project's option checks (their wording names the rule), then the constraints."""
+        self._check_params()
+        if self.k is not None and (
+            isinstance(self.k, bool) or not isinstance(self.k, Integral) or self.k < 1
+        ):
+            raise ValueError(
+                f"k={self.k!r} is out of range: MeMd keeps the top k features, an int "
+                "1 <= k <= n_features (or k=None to select K)."
+            )
+        super()._validate_params()
+
     def _check_params(self):
         for name, value, allowed in (
             ("criterion", self.criterion, CRITERIA),
@@ -444,6 +515,7 @@ class _MeMdBase(BaseEstimator):
             splitter = StratifiedKFold(n_splits=self.inner_folds, shuffle=True, random_state=rng)
         return list(splitter.split(np.zeros((y_idx.shape[0], 1)), y_idx))
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         """Fit the ME marginals, rank the features and choose K (MeMd spec Sect. 3).
 
@@ -459,6 +531,7 @@ class _MeMdBase(BaseEstimator):
         self
         """
         smoothing_name, floor, smoothing_values = self._check_params()
+        reject_views(self, X)
         X, y = validate_data(self, X, y, accept_sparse=("csr", "csc"), dtype=np.float64)
         check_classification_targets(y)
         self._check_support(X)
@@ -466,7 +539,9 @@ class _MeMdBase(BaseEstimator):
         n_classes = self.classes_.shape[0]
         counts = np.bincount(y_idx, minlength=n_classes)
         if n_classes < 2:
-            raise ValueError(f"y has only one class ({self.classes_[0]!r}); MeMd needs 2 or more.")
+            raise ValueError(
+                f"y has only one class ({self.classes_[0].item()!r}); MeMd needs 2 or more."
+            )
         if counts.min() < 2:
             bad = self.classes_[counts < 2].tolist()
             raise ValueError(
@@ -539,6 +614,7 @@ class _MeMdBase(BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
+        tags.target_tags.required = True
         return tags
 
     def _get_support_mask(self):
@@ -635,7 +711,7 @@ _REFERENCES_DOC = """
 """
 
 
-class MeMdClassifier(ClassifierMixin, SelectorMixin, _MeMdBase):
+class MeMdClassifier(ClassifierMixin, _SingleViewSelectorMixin, _MeMdBase):
     __doc__ = (
         """Maximum-entropy naive Bayes on the top-K features ranked by Jeffreys / JS_GM divergence.
 
@@ -669,6 +745,7 @@ class MeMdClassifier(ClassifierMixin, SelectorMixin, _MeMdBase):
 
     def _joint_log_likelihood(self, X):
         check_is_fitted(self, "ranking_")
+        reject_views(self, X)
         X = validate_data(self, X, accept_sparse=("csr", "csc"), dtype=np.float64, reset=False)
         self._check_support(X)
         features = self.ranking_[: self.k_]
@@ -689,7 +766,7 @@ class MeMdClassifier(ClassifierMixin, SelectorMixin, _MeMdBase):
         return self.classes_[np.argmax(jll, axis=1)]
 
 
-class MeMdSelector(SelectorMixin, _MeMdBase):
+class MeMdSelector(_SingleViewSelectorMixin, _MeMdBase):
     __doc__ = (
         """Feature selector keeping the top-K features of the MeMd ranking.
 

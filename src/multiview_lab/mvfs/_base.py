@@ -2,20 +2,47 @@
 
 Every selector of :mod:`multiview_lab.mvfs` scores the ``d = Σ_v d_v`` features of the
 concatenated views; this mixin turns ``scores_`` into ``ranking_`` (global indices), the
-global ↔ (view, local index) map ``feature_map_``, ``get_support`` and ``transform``
-(ADMM-MVFS spec §4, "Ranking").
+global ↔ (view, local index) map ``feature_map_``, ``get_support``, ``transform``,
+``inverse_transform`` and ``get_feature_names_out`` (ADMM-MVFS spec §4, "Ranking").
+
+The selectors take the project's multiview input (:mod:`multiview_lab.utils.multiview`): a list
+of views, or one stacked 2-D ``X`` cut into views by the ``views_ind`` parameter, so that
+``Pipeline``, ``GridSearchCV`` and ``cross_val_score`` can slice the rows.
 """
 
 from __future__ import annotations
 
-import numpy as np
-from sklearn.base import TransformerMixin
-from sklearn.utils.validation import check_is_fitted
+from numbers import Integral
 
-from multiview_lab.utils.validation import check_n_classes, check_option, check_Xs
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import TransformerMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_feature_names_in, check_is_fitted
+
+from multiview_lab.mvfs._linalg import StandardizedSparse, column_stats
+from multiview_lab.utils.multiview import MultiviewMixin
+from multiview_lab.utils.validation import check_option
 
 STANDARDIZE = ("zscore", "minmax", "none")
 RANKINGS = ("global", "per_view")
+SPARSE_FORMATS = ["csr", "csc"]
+
+#: constraints shared by every selector of the package (``views_ind``: see
+#: :mod:`multiview_lab.utils.multiview`)
+SELECTION_CONSTRAINTS = {
+    "n_features": [Interval(Integral, 1, None, closed="left"), None],
+    "ranking": [StrOptions(set(RANKINGS))],
+    "views_ind": ["array-like", Interval(Integral, 1, None, closed="left"), None],
+}
+
+
+def hstack_views(Xs):
+    """The views side by side: CSR if any view is sparse (nothing densified), else dense."""
+    if any(sp.issparse(X) for X in Xs):
+        return sp.hstack([sp.csr_array(X) for X in Xs], format="csr")
+    return np.hstack(Xs)
 
 
 def encode_labels(y) -> tuple[np.ndarray, np.ndarray]:
@@ -24,7 +51,12 @@ def encode_labels(y) -> tuple[np.ndarray, np.ndarray]:
     A class with one sample has no within-class spread (the z-score, Fisher score and ReliefF
     hits are undefined) and cannot be split for the protocol's stratified evaluation.
     """
-    classes = check_n_classes(y, 2)
+    classes = np.unique(y)
+    if classes.shape[0] < 2:
+        raise ValueError(
+            f"y must contain at least 2 classes; got {classes.shape[0]} class "
+            f"({classes.tolist()!r}): the selectors score features by how they separate classes."
+        )
     codes = np.searchsorted(classes, y)
     counts = np.bincount(codes, minlength=classes.shape[0])
     if np.any(counts < 2):
@@ -43,6 +75,10 @@ def fit_scaler(X: np.ndarray, method: str) -> tuple[np.ndarray, np.ndarray]:
     """
     if method == "none":
         return np.zeros(X.shape[1]), np.ones(X.shape[1])
+    if sp.issparse(X):
+        loc, scale, constant, low = column_stats(X, method)
+        loc = np.where(constant, low, loc)
+        return loc, np.where(constant | (scale <= 0), 1.0, scale)
     if method == "zscore":
         loc, scale = X.mean(axis=0), X.std(axis=0)
     else:
@@ -52,6 +88,23 @@ def fit_scaler(X: np.ndarray, method: str) -> tuple[np.ndarray, np.ndarray]:
     loc = np.where(constant, X[0], loc)  # exact zeros after centring
     scale = np.where(constant | (scale <= 0), 1.0, scale)
     return loc, scale
+
+
+def reject_empty(estimator, X) -> None:
+    """A clear error for an empty list of views (NumPy would read it as an empty 1-D array)."""
+    if isinstance(X, list | tuple) and len(X) == 0:
+        raise ValueError(
+            f"{type(estimator).__name__} got an empty list of views: give at least one view, or "
+            "a stacked 2-D X with views_ind."
+        )
+
+
+def apply_scaler(X, loc, scale):
+    """``(X − loc) / scale``; for sparse ``X`` the operator :class:`~._linalg.StandardizedSparse`
+    (centring would densify it)."""
+    if sp.issparse(X):
+        return StandardizedSparse(X, loc, 1.0 / scale)
+    return (X - loc) / scale
 
 
 def per_view_counts(k: int, sizes) -> np.ndarray:
@@ -65,12 +118,40 @@ def per_view_counts(k: int, sizes) -> np.ndarray:
     return counts
 
 
-class MultiviewSelectorMixin(TransformerMixin):
+class MultiviewSelectorMixin(MultiviewMixin, TransformerMixin):
     """Ranking, support and transform for selectors that set ``scores_`` over concatenated views.
 
-    Subclasses call :meth:`_set_ranking` at the end of ``fit`` and define the parameters
-    ``n_features`` (int or None = all) and ``ranking`` (``"global"`` or ``"per_view"``).
+    Subclasses call :meth:`_validate_fit_input` and :meth:`_set_ranking` in ``fit``, define the
+    parameters ``n_features`` (int or None = all), ``ranking`` (``"global"`` or ``"per_view"``)
+    and ``views_ind``, and the class attribute ``_sparse`` (whether their maths takes sparse
+    views).
     """
+
+    _sparse = True
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True  # supervised: the scores need class labels
+        tags.input_tags.sparse = self._sparse
+        return tags
+
+    def _accept_sparse(self):
+        return SPARSE_FORMATS if self._sparse else False
+
+    def _check_params(self) -> None:
+        """Option checks in the project's wording (run before the parameter constraints)."""
+        check_option("ranking", self.ranking, RANKINGS)
+
+    def _validate_params(self):
+        self._check_params()
+        super()._validate_params()
+
+    def _validate_fit_input(self, X, y):
+        """The views and labels of ``fit`` (a list of views or a stacked X with ``views_ind``)."""
+        reject_empty(self, X)
+        Xs, y = self._validate_views(X, y, reset=True, accept_sparse=self._accept_sparse())
+        check_classification_targets(y)
+        return Xs, y
 
     def _check_selection_params(self, sizes) -> None:
         check_option("ranking", self.ranking, RANKINGS)
@@ -89,6 +170,8 @@ class MultiviewSelectorMixin(TransformerMixin):
         sizes = np.asarray(sizes, dtype=int)
         self.n_features_per_view_ = sizes
         self.view_offsets_ = np.concatenate([[0], np.cumsum(sizes)])
+        self.views_ind_ = self.view_offsets_.astype(np.intp)
+        self.n_views_ = int(sizes.shape[0])
         self.n_features_in_ = int(sizes.sum())
         self.scores_ = np.asarray(scores, dtype=float)
         # descending score, ties by a stable sort on the global index (spec §4, "Ranking")
@@ -116,15 +199,22 @@ class MultiviewSelectorMixin(TransformerMixin):
             rank_in_view[view == v] = np.arange(np.count_nonzero(view == v))
         return self.ranking_[rank_in_view < counts[view]]
 
-    def get_support(self, per_view: bool = False, indices: bool = False):
+    def get_support(self, indices: bool = False, per_view: bool = False):
         """Selected features as a mask (or indices) over the concatenated views.
+
+        As scikit-learn's ``SelectorMixin.get_support``, except that indices come in rank order
+        (best first), the order of the columns of :meth:`transform`.
 
         Parameters
         ----------
-        per_view : bool, default=False
-            Return one mask (or local index array) per view instead of one over all features.
         indices : bool, default=False
             Return indices (in rank order) instead of boolean masks.
+        per_view : bool, default=False
+            Return one mask (or local index array) per view instead of one over all features.
+
+        Returns
+        -------
+        ndarray, or list of ndarray (``per_view=True``)
         """
         sel = self._selected()
         if not per_view:
@@ -144,22 +234,73 @@ class MultiviewSelectorMixin(TransformerMixin):
                 out.append(mask)
         return out
 
-    def transform(self, Xs) -> np.ndarray:
-        """Selected columns (raw values, not standardised) concatenated in rank order.
+    def transform(self, X):
+        """Selected columns (raw values, not standardised), in rank order.
 
         Parameters
         ----------
-        Xs : list of array-like of shape (n_samples, d_v)
-            The views, with the numbers of features seen in ``fit``.
+        X : list of array-like of shape (n_samples, d_v), or array-like / sparse matrix of \
+shape (n_samples, n_features_in_)
+            The views (with the numbers of features seen in ``fit``), or the stacked views.
 
         Returns
         -------
-        X_selected : ndarray of shape (n_samples, k)
+        X_selected : ndarray or sparse CSR matrix of shape (n_samples, k)
+            Sparse input gives sparse output.
         """
         check_is_fitted(self, "ranking_")
-        Xs = check_Xs(
-            Xs, n_views=len(self.n_features_per_view_), n_features=self.n_features_per_view_
-        )
+        reject_empty(self, X)
+        Xs = self._validate_views(X, reset=False, accept_sparse=self._accept_sparse())
         sel = self._selected()
+        if any(sp.issparse(V) for V in Xs):
+            return sp.hstack([sp.csr_array(V) for V in Xs], format="csr")[:, sel]
         view, local = self.feature_map_[sel, 0], self.feature_map_[sel, 1]
         return np.column_stack([Xs[v][:, j] for v, j in zip(view, local, strict=True)])
+
+    def inverse_transform(self, X):
+        """Put the selected columns back at their place in the stacked views, zeros elsewhere.
+
+        Parameters
+        ----------
+        X : array-like or sparse matrix of shape (n_samples, k)
+            Output of :meth:`transform`.
+
+        Returns
+        -------
+        X_original : ndarray or sparse CSR matrix of shape (n_samples, n_features_in_)
+        """
+        from sklearn.utils import check_array
+
+        check_is_fitted(self, "ranking_")
+        sel = self._selected()
+        X = check_array(X, accept_sparse=SPARSE_FORMATS, dtype=None)
+        if X.shape[1] != sel.shape[0]:
+            raise ValueError(
+                f"X has {X.shape[1]} columns; transform gives {sel.shape[0]} (the selected "
+                "features)."
+            )
+        if sp.issparse(X):
+            coo = sp.coo_array(X)
+            return sp.csr_array(
+                (coo.data, (coo.row, sel[coo.col])), shape=(X.shape[0], self.n_features_in_)
+            )
+        out = np.zeros((X.shape[0], self.n_features_in_), dtype=X.dtype)
+        out[:, sel] = X
+        return out
+
+    def get_feature_names_out(self, input_features=None):
+        """Names of the selected features, in the order of :meth:`transform`'s columns.
+
+        Parameters
+        ----------
+        input_features : array-like of str or None, default=None
+            Input names; default ``feature_names_in_`` (a DataFrame seen in ``fit``) or
+            ``x0, x1, ...`` over the stacked views.
+
+        Returns
+        -------
+        ndarray of str
+        """
+        check_is_fitted(self, "ranking_")
+        names = _check_feature_names_in(self, input_features)
+        return names[self._selected()]

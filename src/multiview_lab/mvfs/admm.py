@@ -19,19 +19,24 @@ from __future__ import annotations
 
 import logging
 import time
+from numbers import Integral, Real
 
 import numpy as np
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, _fit_context
 from sklearn.utils import check_random_state
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.multiclass import check_classification_targets
 
 from multiview_lab.mvfs._base import (
+    SELECTION_CONSTRAINTS,
+    SPARSE_FORMATS,
     STANDARDIZE,
     MultiviewSelectorMixin,
     encode_labels,
 )
 from multiview_lab.mvfs.backends import DaskBackend, LocalBackend, check_view
 from multiview_lab.mvfs.solvers import one_hot, row_norms
-from multiview_lab.utils.validation import check_option, check_Xs, check_Xs_y
+from multiview_lab.utils.validation import check_option, check_Xs
 
 logger = logging.getLogger(__name__)
 
@@ -67,8 +72,9 @@ class ADMMMultiviewFeatureSelector(MultiviewSelectorMixin, BaseEstimator):
     ----------
     lam : float, default=1.0
         λ, the weight of ``Σ_v ||W_v||_{2,1}`` (on standardised features). The spec's protocol picks
-        it by 5-fold CV over 10^{-3..3}: wrap the selector and a classifier in a scikit-learn
-        ``Pipeline`` and grid-search ``lam``.
+        it by 5-fold CV over 10^{-3..3}: wrap the selector (with ``views_ind``) and a classifier in
+        a scikit-learn ``Pipeline`` on the stacked views and grid-search ``selector__lam`` (see
+        the example below), or use :class:`~multiview_lab.mvfs.LamSearchCV`.
     lam_frac : float or None, default=None
         If set, λ = ``lam_frac`` · λ_max with ``λ_max = max_r ||X[:, r]ᵀY||₂`` (spec (A6)); overrides
         ``lam``. ``W = 0`` is optimal iff ``lam_frac ≥ 1``.
@@ -118,11 +124,17 @@ class ADMMMultiviewFeatureSelector(MultiviewSelectorMixin, BaseEstimator):
         number of CPUs.
     standardize : {"zscore", "minmax", "none"}, default="zscore"
         Per-feature scaling fitted on the training rows (constant columns become zero columns and get
-        score 0).
+        score 0). Sparse (CSR / CSC) views are scaled implicitly: the centred view is never formed,
+        and every solver path (IRLS primal and push-through, FISTA with or without the Gram
+        matrix, the ridge start) works on its products, at ``O(nnz)`` per product.
     random_state : int, RandomState or None, default=None
         Seeds the power iteration estimating ``||X_v||₂²`` for FISTA without a Gram matrix.
     verbose : int, default=0
         Log progress at INFO level every ``max(1, max_iter // 20)`` iterations when > 0.
+    views_ind : array-like of int, int or None, default=None
+        View boundaries ``[0, d_1, d_1 + d_2, ..., d]`` of a stacked ``X``, or an int number of
+        near-equal column blocks, or None (one view); ignored for a list of views (see
+        :mod:`multiview_lab.utils.multiview`).
 
     Attributes
     ----------
@@ -172,7 +184,48 @@ class ADMMMultiviewFeatureSelector(MultiviewSelectorMixin, BaseEstimator):
     0
     >>> sel.transform(Xs).shape
     (60, 2)
+
+    λ by grid search, on the stacked views:
+
+    >>> from sklearn.model_selection import GridSearchCV
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.svm import LinearSVC
+    >>> from multiview_lab.utils.multiview import stack_views
+    >>> X, views_ind = stack_views(Xs)
+    >>> pipe = make_pipeline(
+    ...     ADMMMultiviewFeatureSelector(n_features=2, max_iter=50, views_ind=views_ind),
+    ...     LinearSVC(),
+    ... )
+    >>> search = GridSearchCV(pipe, {"admmmultiviewfeatureselector__lam": [0.1, 10.0]}, cv=3)
+    >>> search.fit(X, y).best_params_["admmmultiviewfeatureselector__lam"] in (0.1, 10.0)
+    True
     """
+
+    _parameter_constraints: dict = {
+        **SELECTION_CONSTRAINTS,
+        "lam": [Interval(Real, 0, None, closed="neither")],
+        "lam_frac": [Interval(Real, 0, None, closed="neither"), None],
+        "rho": [Interval(Real, 0, None, closed="neither")],
+        "loss": [StrOptions({"l21", "fro"})],
+        "zstep": [StrOptions({"reweight", "prox"})],
+        "wsolver": [StrOptions({"auto", "irls", "fista"})],
+        "inner_iters": [Interval(Integral, 1, None, closed="left")],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "tol_window": [Interval(Integral, 1, None, closed="left")],
+        "eps_abs": [Interval(Real, 0, None, closed="left")],
+        "eps_rel": [Interval(Real, 0, None, closed="left")],
+        "residual_balancing": ["boolean"],
+        "mu": [Interval(Real, 0, None, closed="neither")],
+        "tau": [Interval(Real, 0, None, closed="neither")],
+        "backend": [StrOptions(set(BACKENDS))],
+        "client": "no_validation",  # a live distributed.Client
+        "scheduler_address": [str, None],
+        "n_jobs": [Interval(Integral, 1, None, closed="left"), None],
+        "standardize": [StrOptions(set(STANDARDIZE))],
+        "random_state": ["random_state"],
+        "verbose": ["verbose"],
+    }
 
     def __init__(
         self,
@@ -201,6 +254,7 @@ class ADMMMultiviewFeatureSelector(MultiviewSelectorMixin, BaseEstimator):
         standardize="zscore",
         random_state=None,
         verbose=0,
+        views_ind=None,
     ):
         self.lam = lam
         self.lam_frac = lam_frac
@@ -226,6 +280,7 @@ class ADMMMultiviewFeatureSelector(MultiviewSelectorMixin, BaseEstimator):
         self.standardize = standardize
         self.random_state = random_state
         self.verbose = verbose
+        self.views_ind = views_ind
 
     # -- pickling / cloning: the Dask client is a live connection, not a parameter value ---------
     def __getstate__(self):
@@ -244,6 +299,7 @@ class ADMMMultiviewFeatureSelector(MultiviewSelectorMixin, BaseEstimator):
 
     # -- validation -------------------------------------------------------------------------------
     def _check_params(self) -> None:
+        super()._check_params()
         check_option("loss", self.loss, ("l21", "fro"))
         check_option("zstep", self.zstep, ("reweight", "prox"))
         check_option("wsolver", self.wsolver, ("auto", "irls", "fista"))
@@ -261,40 +317,51 @@ class ADMMMultiviewFeatureSelector(MultiviewSelectorMixin, BaseEstimator):
             if not isinstance(value, int | np.integer) or value < 1:
                 raise ValueError(f"{name} must be a positive int; got {value!r}.")
 
-    def _validate_data(self, Xs, y):
-        remote = self.backend == "dask" and any(_is_future(X) for X in Xs)
+    def _validate_admm_input(self, X, y):
+        """Views, labels and view sizes (None for views held remotely as Dask futures)."""
+        remote = (
+            self.backend == "dask" and isinstance(X, list | tuple) and any(_is_future(V) for V in X)
+        )
         if not remote:
-            Xs, y = check_Xs_y(Xs, y)
-            return Xs, y, [X.shape[1] for X in Xs]
+            Xs, y = self._validate_fit_input(X, y)  # also refuses an empty list
+            return Xs, y, [V.shape[1] for V in Xs]
+        if y is None:
+            raise ValueError(
+                f"This {type(self).__name__} estimator requires y to be passed, but the "
+                "target y is None."
+            )
         y = np.asarray(y)
         if y.ndim != 1:
             raise ValueError(f"y must be 1-D (n_samples,); got shape {y.shape}.")
-        Xs = list(Xs)
-        for v, X in enumerate(Xs):
-            if not _is_future(X):
-                Xs[v] = check_Xs([X])[0]
+        check_classification_targets(y)
+        Xs = list(X)
+        for v, V in enumerate(Xs):
+            if not _is_future(V):
+                Xs[v] = check_Xs([V], accept_sparse=SPARSE_FORMATS)[0]
                 check_view(Xs[v], v, y.shape[0])
         return Xs, y, None
 
     # -- fit --------------------------------------------------------------------------------------
-    def fit(self, Xs, y):
-        """Fit the ADMM on views ``Xs`` and labels ``y``.
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
+        """Fit the ADMM on views and labels ``y``.
 
         Parameters
         ----------
-        Xs : list of array-like of shape (n_samples, d_v)
-            One array per view. With ``backend="dask"`` an entry may be a ``distributed.Future``
-            holding the view on a worker (it is validated and kept there).
+        X : list of array-like of shape (n_samples, d_v), or array-like / sparse matrix of \
+shape (n_samples, n_features)
+            One array per view (dense or CSR / CSC), or the stacked views cut by ``views_ind``.
+            With ``backend="dask"`` an entry of a list may be a ``distributed.Future`` holding the
+            view on a worker (it is validated and kept there).
         y : array-like of shape (n_samples,)
-            Class labels (any hashable; classes sorted).
+            Class labels (any hashable; classes sorted; every class at least 2 samples).
 
         Returns
         -------
         self
         """
         t0 = time.perf_counter()
-        self._check_params()
-        Xs, y, sizes = self._validate_data(Xs, y)
+        Xs, y, sizes = self._validate_admm_input(X, y)
         if sizes is not None:
             self._check_selection_params(sizes)
         self.classes_, codes = encode_labels(y)

@@ -29,9 +29,10 @@ import uuid
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 from joblib import Parallel, delayed
 
-from multiview_lab.mvfs._base import fit_scaler
+from multiview_lab.mvfs._base import apply_scaler, fit_scaler
 from multiview_lab.mvfs.solvers import (
     class_step,
     fista_l21_ls,
@@ -51,7 +52,7 @@ GRAM_MAX = 2000  # largest d_v for which X_vᵀX_v is kept (and the default W-so
 class ViewData:
     """What a view worker keeps resident: the standardised, class-sorted view and its constants."""
 
-    X: np.ndarray  # (n, d_v), rows sorted by class, standardised
+    X: np.ndarray  # (n, d_v), rows sorted by class, standardised (sparse: StandardizedSparse)
     codes: np.ndarray  # (n,) class index of every row
     n_classes: int
     solver: str  # "irls" or "fista"
@@ -84,7 +85,8 @@ def resolve_solver(wsolver: str, d_v: int) -> str:
 
 def check_view(X, v: int, n_samples: int) -> None:
     """Validate a view where it lives (used for views given as Dask futures)."""
-    X = np.asarray(X)
+    if not sp.issparse(X):
+        X = np.asarray(X)
     if X.ndim != 2:
         raise ValueError(f"View {v} must be a 2-D array; got shape {X.shape}.")
     if X.shape[0] != n_samples:
@@ -92,7 +94,7 @@ def check_view(X, v: int, n_samples: int) -> None:
             f"All views must have the same number of samples; view {v} has {X.shape[0]} "
             f"but y has {n_samples}."
         )
-    if not np.all(np.isfinite(X)):
+    if not np.all(np.isfinite(X.data if sp.issparse(X) else X)):
         raise ValueError(f"View {v} contains NaN or infinity.")
 
 
@@ -101,8 +103,9 @@ def prepare_view(X, order, codes, n_classes, standardize, wsolver, seed, check_a
 
     Parameters
     ----------
-    X : ndarray of shape (n, d_v)
-        The raw view (training rows).
+    X : ndarray or sparse matrix of shape (n, d_v)
+        The raw view (training rows). A sparse view is standardised implicitly
+        (:class:`~multiview_lab.mvfs._linalg.StandardizedSparse`): it is never densified.
     order : ndarray of shape (n,)
         Permutation sorting the rows by class (stable).
     codes : ndarray of shape (n,)
@@ -118,9 +121,9 @@ def prepare_view(X, order, codes, n_classes, standardize, wsolver, seed, check_a
     """
     if check_as is not None:
         check_view(X, check_as, order.shape[0])
-    X = np.asarray(X, dtype=float)[order]
+    X = sp.csr_array(X, dtype=float)[order] if sp.issparse(X) else np.asarray(X, dtype=float)[order]
     loc, scale = fit_scaler(X, standardize)
-    X = (X - loc) / scale
+    X = apply_scaler(X, loc, scale)
     n, d = X.shape
     solver = resolve_solver(wsolver, d)
     keep_gram = (solver == "irls" and d <= n) or (solver == "fista" and d <= GRAM_MAX)
@@ -259,6 +262,8 @@ def _nbytes(obj) -> int:
     """Bytes of the numpy arrays in a message (what crosses the network)."""
     if isinstance(obj, np.ndarray):
         return obj.nbytes
+    if sp.issparse(obj):
+        return sum(getattr(obj, a).nbytes for a in ("data", "indices", "indptr") if hasattr(obj, a))
     if isinstance(obj, dict):
         return sum(_nbytes(v) for v in obj.values())
     if isinstance(obj, list | tuple):
@@ -388,7 +393,7 @@ class DaskBackend:
                 fut, check_as = X, v
             else:  # scatter once; the raw copy is dropped after preparation
                 worker = self.workers[v % self.n_workers]
-                self.bytes_sent += X.nbytes
+                self.bytes_sent += _nbytes(X)
                 fut = self.client.scatter([X], workers=[worker], hash=False)[0]
                 check_as = None
             args = (fut, order, codes, n_classes, standardize, wsolvers[v], seeds[v], check_as)

@@ -7,19 +7,29 @@ selectors share the ranking / transform plumbing of the ADMM selector.
 from __future__ import annotations
 
 import warnings
+from numbers import Integral
 
 import numpy as np
-from sklearn.base import BaseEstimator
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, _fit_context
 from sklearn.feature_selection import f_classif
+from sklearn.utils._param_validation import Interval
 
-from multiview_lab.mvfs._base import MultiviewSelectorMixin, encode_labels, fit_scaler
-from multiview_lab.utils.validation import check_Xs_y
+from multiview_lab.mvfs._base import (
+    SELECTION_CONSTRAINTS,
+    MultiviewSelectorMixin,
+    encode_labels,
+    fit_scaler,
+    hstack_views,
+)
 
 
 def fisher_score(X, y) -> np.ndarray:
     """Fisher score ``F_r = Σ_c n_c (μ_cr − μ_r)² / Σ_c n_c σ_cr²`` (ML variances; 0 if the
-    denominator is 0), spec §6.3.
+    denominator is 0), spec §6.3. Sparse ``X`` is scored from its per-class sums (not densified).
     """
+    if sp.issparse(X):
+        return _fisher_score_sparse(sp.csr_array(X, dtype=float), y)
     X = np.asarray(X, dtype=float)
     classes, codes = np.unique(y, return_inverse=True)
     counts = np.bincount(codes).astype(float)
@@ -34,11 +44,31 @@ def fisher_score(X, y) -> np.ndarray:
     return out
 
 
+def _fisher_score_sparse(X, y) -> np.ndarray:
+    """:func:`fisher_score` of a sparse ``X``: ``within = Σ_i x_ir² − Σ_c n_c μ_cr²``."""
+    _, codes = np.unique(y, return_inverse=True)
+    n_classes = int(codes.max()) + 1
+    counts = np.bincount(codes, minlength=n_classes).astype(float)
+    onehot = sp.csr_array((np.ones(X.shape[0]), (codes, np.arange(X.shape[0]))))
+    sums = np.asarray((onehot @ X).toarray())  # (C, d)
+    means = sums / counts[:, None]
+    between = counts @ (means - sums.sum(axis=0) / X.shape[0]) ** 2
+    squares = np.asarray(X.multiply(X).sum(axis=0)).ravel()
+    within = squares - counts @ means**2
+    out = np.zeros(X.shape[1])
+    ok = within > 1e-12 * squares  # constant columns: 0 up to rounding
+    out[ok] = between[ok] / within[ok]
+    return out
+
+
 def anova_f(X, y) -> np.ndarray:
-    """One-way ANOVA F statistic per feature (scikit-learn ``f_classif``; constant features 0)."""
+    """One-way ANOVA F statistic per feature (scikit-learn ``f_classif``; constant features 0).
+
+    Sparse ``X`` is passed to ``f_classif`` as it is (it takes CSR/CSC).
+    """
     with warnings.catch_warnings(), np.errstate(divide="ignore", invalid="ignore"):
         warnings.filterwarnings("ignore", message="Features .* are constant")  # scored 0 below
-        F, _ = f_classif(np.asarray(X, dtype=float), y)
+        F, _ = f_classif(X if sp.issparse(X) else np.asarray(X, dtype=float), y)
     return np.nan_to_num(F, nan=0.0, posinf=0.0)
 
 
@@ -79,23 +109,29 @@ def relieff(X, y, n_neighbors: int = 5, chunk_size: int = 256) -> np.ndarray:
 class _FilterSelector(MultiviewSelectorMixin, BaseEstimator):
     """Score the concatenated views with ``self._score`` and rank descending."""
 
-    def fit(self, Xs, y):
+    _parameter_constraints: dict = dict(SELECTION_CONSTRAINTS)
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
         """Score every feature of the concatenated views.
 
         Parameters
         ----------
-        Xs : list of array-like of shape (n_samples, d_v)
+        X : list of array-like of shape (n_samples, d_v), or array-like / sparse matrix of \
+shape (n_samples, n_features)
+            The views, or the stacked views cut by ``views_ind``.
         y : array-like of shape (n_samples,)
+            Class labels (every class at least 2 samples).
 
         Returns
         -------
         self
         """
-        Xs, y = check_Xs_y(Xs, y)
+        Xs, y = self._validate_fit_input(X, y)
         sizes = [X.shape[1] for X in Xs]
         self._check_selection_params(sizes)
         self.classes_, codes = encode_labels(y)
-        self._set_ranking(self._score(np.hstack(Xs), codes), sizes)
+        self._set_ranking(self._score(hstack_views(Xs), codes), sizes)
         return self
 
 
@@ -106,6 +142,10 @@ class FisherScoreSelector(_FilterSelector):
     ----------
     n_features : int or None, default=10
     ranking : {"global", "per_view"}, default="global"
+    views_ind : array-like of int, int or None, default=None
+        View boundaries ``[0, d_1, d_1 + d_2, ..., d]`` of a stacked ``X``, or an int number of
+        near-equal column blocks, or None (one view); ignored for a list of views (see
+        :mod:`multiview_lab.utils.multiview`).
 
     Examples
     --------
@@ -116,9 +156,10 @@ class FisherScoreSelector(_FilterSelector):
     [0, 1]
     """
 
-    def __init__(self, n_features=10, *, ranking="global"):
+    def __init__(self, n_features=10, *, ranking="global", views_ind=None):
         self.n_features = n_features
         self.ranking = ranking
+        self.views_ind = views_ind
 
     def _score(self, X, codes):
         return fisher_score(X, codes)
@@ -131,11 +172,16 @@ class ANOVAFSelector(_FilterSelector):
     ----------
     n_features : int or None, default=10
     ranking : {"global", "per_view"}, default="global"
+    views_ind : array-like of int, int or None, default=None
+        View boundaries ``[0, d_1, d_1 + d_2, ..., d]`` of a stacked ``X``, or an int number of
+        near-equal column blocks, or None (one view); ignored for a list of views (see
+        :mod:`multiview_lab.utils.multiview`).
     """
 
-    def __init__(self, n_features=10, *, ranking="global"):
+    def __init__(self, n_features=10, *, ranking="global", views_ind=None):
         self.n_features = n_features
         self.ranking = ranking
+        self.views_ind = views_ind
 
     def _score(self, X, codes):
         return anova_f(X, codes)
@@ -150,16 +196,35 @@ class ReliefFSelector(_FilterSelector):
     n_neighbors : int, default=5
         Nearest hits / misses per class.
     ranking : {"global", "per_view"}, default="global"
+    views_ind : array-like of int, int or None, default=None
+        View boundaries ``[0, d_1, d_1 + d_2, ..., d]`` of a stacked ``X``, or an int number of
+        near-equal column blocks, or None (one view); ignored for a list of views (see
+        :mod:`multiview_lab.utils.multiview`).
+
+    Notes
+    -----
+    Dense input only: the feature differences to every neighbour (spec §6.3) would densify
+    sparse views, so sparse input raises a ``TypeError``.
     """
 
-    def __init__(self, n_features=10, *, n_neighbors=5, ranking="global"):
+    _sparse = False
+    _parameter_constraints: dict = {
+        **SELECTION_CONSTRAINTS,
+        "n_neighbors": [Interval(Integral, 1, None, closed="left")],
+    }
+
+    def __init__(self, n_features=10, *, n_neighbors=5, ranking="global", views_ind=None):
         self.n_features = n_features
         self.n_neighbors = n_neighbors
         self.ranking = ranking
+        self.views_ind = views_ind
 
-    def _score(self, X, codes):
+    def _check_params(self) -> None:
+        super()._check_params()
         if not isinstance(self.n_neighbors, int | np.integer) or self.n_neighbors < 1:
             raise ValueError(f"n_neighbors must be a positive int; got {self.n_neighbors!r}.")
+
+    def _score(self, X, codes):
         return relieff(X, codes, self.n_neighbors)
 
 
@@ -175,6 +240,10 @@ class AllFeaturesSelector(_FilterSelector):
     n_features : int or None, default=None
         Features kept by ``transform`` (None: all).
     ranking : {"global", "per_view"}, default="global"
+    views_ind : array-like of int, int or None, default=None
+        View boundaries ``[0, d_1, d_1 + d_2, ..., d]`` of a stacked ``X``, or an int number of
+        near-equal column blocks, or None (one view); ignored for a list of views (see
+        :mod:`multiview_lab.utils.multiview`).
 
     Examples
     --------
@@ -184,9 +253,10 @@ class AllFeaturesSelector(_FilterSelector):
     [0, 1, 2]
     """
 
-    def __init__(self, n_features=None, *, ranking="global"):
+    def __init__(self, n_features=None, *, ranking="global", views_ind=None):
         self.n_features = n_features
         self.ranking = ranking
+        self.views_ind = views_ind
 
     def _score(self, X, codes):
         return np.zeros(X.shape[1])

@@ -34,16 +34,20 @@ import logging
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from numbers import Integral
 
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
-from sklearn.base import BaseEstimator, clone
+from sklearn.base import BaseEstimator, _fit_context, clone
 from sklearn.model_selection import StratifiedKFold
 from sklearn.neighbors import KNeighborsClassifier
+from sklearn.utils._param_validation import HasMethods, Interval
+from sklearn.utils.multiclass import check_classification_targets
 
-from multiview_lab.mvfs._base import STANDARDIZE, encode_labels, fit_scaler
+from multiview_lab.mvfs._base import STANDARDIZE, encode_labels, fit_scaler, reject_empty
 from multiview_lab.mvfs.solvers import one_hot, row_norms
+from multiview_lab.utils.multiview import MultiviewMixin
 from multiview_lab.utils.validation import check_option, check_Xs_y
 
 logger = logging.getLogger(__name__)
@@ -182,6 +186,8 @@ def _cv_unit(selector, classifiers, Xs, y, train, test, lam, lam_max_fold, ks):
         accuracy = float(np.mean(y_test == majority))
         return np.full((len(classifiers), ks.shape[0]), accuracy), 0.0, True
     sel = clone(selector).set_params(lam=float(lam), lam_frac=None)
+    if "n_features" in sel.get_params():  # only ranking_ is used: keep every feature
+        sel.set_params(n_features=None)
     start = time.perf_counter()
     sel.fit([X[train] for X in Xs], y_train)
     fit_time = time.perf_counter() - start
@@ -344,7 +350,7 @@ def _with_seed(estimator, seed):
     return estimator.set_params(**unset) if unset else estimator
 
 
-class LamSearchCV(BaseEstimator):
+class LamSearchCV(MultiviewMixin, BaseEstimator):
     """λ of an L2,1 multiview selector chosen by inner stratified cross-validation.
 
     The estimator form of :func:`cross_validate_lam` (ADMM-MVFS spec §6.2): ``fit`` scores every
@@ -373,6 +379,15 @@ class LamSearchCV(BaseEstimator):
         and the classifiers leave unset.
     n_jobs : int, default=1
         Joblib workers over the (fold, λ) fits; the result does not depend on it.
+    views_ind : array-like of int, int or None, default=None
+        View boundaries ``[0, d_1, d_1 + d_2, ..., d]`` of a stacked ``X``, or an int number of
+        near-equal column blocks, or None (one view); ignored for a list of views (see
+        :mod:`multiview_lab.utils.multiview`). The selector is fitted on the views.
+
+    Notes
+    -----
+    Dense input only (the inner folds z-score the held-out features, which would densify sparse
+    views): sparse input raises a ``TypeError``.
 
     Attributes
     ----------
@@ -409,6 +424,7 @@ class LamSearchCV(BaseEstimator):
         n_folds=5,
         random_state=None,
         n_jobs=1,
+        views_ind=None,
     ):
         self.selector = selector
         self.lams = lams
@@ -417,6 +433,23 @@ class LamSearchCV(BaseEstimator):
         self.n_folds = n_folds
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.views_ind = views_ind
+
+    _parameter_constraints: dict = {
+        "selector": [HasMethods(["fit", "set_params"]), None],
+        "lams": ["array-like", None],
+        "classifiers": [list, tuple, None],
+        "k": [Interval(Integral, 1, None, closed="left"), "array-like"],
+        "n_folds": [Interval(Integral, 2, None, closed="left")],
+        "random_state": ["random_state"],
+        "n_jobs": [Integral, None],
+        "views_ind": ["array-like", Interval(Integral, 1, None, closed="left"), None],
+    }
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        return tags
 
     def _named_classifiers(self) -> list[tuple[str, object]]:
         named = self.classifiers
@@ -433,13 +466,17 @@ class LamSearchCV(BaseEstimator):
             raise ValueError(f"classifier names must be distinct; got {names}.")
         return [(str(name), clf) for name, clf in named]
 
-    def fit(self, Xs, y):
-        """Choose λ on views ``Xs`` and labels ``y``.
+    @_fit_context(prefer_skip_nested_validation=False)  # the selector's own params are checked
+    def fit(self, X, y):
+        """Choose λ on the views and labels ``y``.
 
         Parameters
         ----------
-        Xs : list of array-like of shape (n_samples, d_v)
+        X : list of array-like of shape (n_samples, d_v), or array-like of shape \
+(n_samples, n_features)
+            The views, or the stacked views cut by ``views_ind``.
         y : array-like of shape (n_samples,)
+            Class labels.
 
         Returns
         -------
@@ -447,6 +484,10 @@ class LamSearchCV(BaseEstimator):
         """
         from multiview_lab.mvfs.rfs import RFSSelector
 
+        reject_empty(self, X)
+        Xs, y = self._validate_views(X, y, reset=True)
+        check_classification_targets(y)
+        encode_labels(y)  # at least 2 classes of 2 samples, in the selectors' wording
         named = self._named_classifiers()
         selector = _with_seed(
             RFSSelector() if self.selector is None else self.selector, self.random_state

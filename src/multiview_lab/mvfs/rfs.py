@@ -9,19 +9,25 @@ from __future__ import annotations
 
 import logging
 import time
+from numbers import Integral, Real
 
 import numpy as np
+import scipy.sparse as sp
 from scipy import linalg
-from sklearn.base import BaseEstimator
+from sklearn.base import BaseEstimator, _fit_context
+from sklearn.utils._param_validation import Interval, StrOptions
 
 from multiview_lab.mvfs._base import (
+    SELECTION_CONSTRAINTS,
     STANDARDIZE,
     MultiviewSelectorMixin,
+    apply_scaler,
     encode_labels,
     fit_scaler,
+    hstack_views,
 )
 from multiview_lab.mvfs.solvers import EPS, l21_norm, one_hot, reweight, row_norms
-from multiview_lab.utils.validation import check_option, check_Xs_y
+from multiview_lab.utils.validation import check_option
 
 logger = logging.getLogger(__name__)
 
@@ -44,6 +50,8 @@ def rfs_solve(X, Y, lam, *, loss="l21", max_iter=2000, tol=1e-8, t0=None):
 
     ``loss="fro"`` fixes ``F = I`` (push-through form when ``d > n``). The objective is monotonically
     non-increasing; stop when its relative change is below ``tol`` or after ``max_iter`` iterations.
+    ``X`` may be a :class:`~multiview_lab.mvfs._linalg.StandardizedSparse` operator (sparse views):
+    only its products are used.
 
     Returns
     -------
@@ -116,6 +124,12 @@ class RFSSelector(MultiviewSelectorMixin, BaseEstimator):
     tol : float, default=1e-8
         Relative objective change to stop (spec §5, "reference precision").
     standardize : {"zscore", "minmax", "none"}, default="zscore"
+        Per-feature scaling fitted on the training rows. Sparse views are scaled implicitly
+        (the centred matrix is never formed).
+    views_ind : array-like of int, int or None, default=None
+        View boundaries ``[0, d_1, d_1 + d_2, ..., d]`` of a stacked ``X``, or an int number of
+        near-equal column blocks, or None (one view); ignored for a list of views (see
+        :mod:`multiview_lab.utils.multiview`).
 
     Attributes
     ----------
@@ -144,6 +158,16 @@ class RFSSelector(MultiviewSelectorMixin, BaseEstimator):
     11
     """
 
+    _parameter_constraints: dict = {
+        **SELECTION_CONSTRAINTS,
+        "lam": [Interval(Real, 0, None, closed="neither")],
+        "lam_frac": [Interval(Real, 0, None, closed="neither"), None],
+        "loss": [StrOptions({"l21", "fro"})],
+        "max_iter": [Interval(Integral, 1, None, closed="left")],
+        "tol": [Interval(Real, 0, None, closed="left")],
+        "standardize": [StrOptions(set(STANDARDIZE))],
+    }
+
     def __init__(
         self,
         lam=1.0,
@@ -155,6 +179,7 @@ class RFSSelector(MultiviewSelectorMixin, BaseEstimator):
         max_iter=2000,
         tol=1e-8,
         standardize="zscore",
+        views_ind=None,
     ):
         self.lam = lam
         self.lam_frac = lam_frac
@@ -164,31 +189,42 @@ class RFSSelector(MultiviewSelectorMixin, BaseEstimator):
         self.max_iter = max_iter
         self.tol = tol
         self.standardize = standardize
+        self.views_ind = views_ind
 
-    def fit(self, Xs, y):
+    def _check_params(self) -> None:
+        super()._check_params()
+        check_option("loss", self.loss, ("l21", "fro"))
+        check_option("standardize", self.standardize, STANDARDIZE)
+        if self.lam_frac is None and not (np.isscalar(self.lam) and self.lam > 0):
+            raise ValueError(f"lam must be positive; got {self.lam!r}.")
+
+    @_fit_context(prefer_skip_nested_validation=True)
+    def fit(self, X, y):
         """Fit RFS on the concatenated, standardised views.
 
         Parameters
         ----------
-        Xs : list of array-like of shape (n_samples, d_v)
+        X : list of array-like of shape (n_samples, d_v), or array-like / sparse matrix of \
+shape (n_samples, n_features)
+            The views, or the stacked views cut by ``views_ind``; CSR / CSC views stay sparse.
         y : array-like of shape (n_samples,)
+            Class labels (every class at least 2 samples).
 
         Returns
         -------
         self
         """
         t0 = time.perf_counter()
-        check_option("loss", self.loss, ("l21", "fro"))
-        check_option("standardize", self.standardize, STANDARDIZE)
-        if self.lam_frac is None and not self.lam > 0:
-            raise ValueError(f"lam must be positive; got {self.lam!r}.")
-        Xs, y = check_Xs_y(Xs, y)
+        Xs, y = self._validate_fit_input(X, y)
         sizes = [X.shape[1] for X in Xs]
         self._check_selection_params(sizes)
         self.classes_, codes = encode_labels(y)
-        X = np.hstack([np.asarray(X, dtype=float) for X in Xs])
+        if any(sp.issparse(X) for X in Xs):
+            X = hstack_views(Xs).astype(float)
+        else:
+            X = np.hstack([np.asarray(X, dtype=float) for X in Xs])
         loc, scale = fit_scaler(X, self.standardize)
-        X = (X - loc) / scale
+        X = apply_scaler(X, loc, scale)
         Y = one_hot(codes, self.classes_.shape[0])
         self.lam_max_ = float(row_norms(X.T @ Y).max())
         self.lam_ = float(self.lam) if self.lam_frac is None else self.lam_frac * self.lam_max_
