@@ -131,7 +131,7 @@ CASES = {
     ),
     "empty list of views": (
         lambda n: ESTIMATORS[n]().fit([], Y),
-        (ValueError, "empty list of views"),
+        (ValueError, "empty list: no views"),
         {},
     ),
     "a view with 0 columns": (

@@ -276,7 +276,7 @@ def case_view_with_fewer_rows(name, make, Xs, y):
 
 
 def case_empty_list(name, make, Xs, y):
-    _raises(make, [], y, ValueError, "empty list as X: no views")
+    _raises(make, [], y, ValueError, "empty list: no views")
 
 
 def case_zero_column_view(name, make, Xs, y):

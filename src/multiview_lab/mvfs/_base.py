@@ -90,15 +90,6 @@ def fit_scaler(X: np.ndarray, method: str) -> tuple[np.ndarray, np.ndarray]:
     return loc, scale
 
 
-def reject_empty(estimator, X) -> None:
-    """A clear error for an empty list of views (NumPy would read it as an empty 1-D array)."""
-    if isinstance(X, list | tuple) and len(X) == 0:
-        raise ValueError(
-            f"{type(estimator).__name__} got an empty list of views: give at least one view, or "
-            "a stacked 2-D X with views_ind."
-        )
-
-
 def apply_scaler(X, loc, scale):
     """``(X − loc) / scale``; for sparse ``X`` the operator :class:`~._linalg.StandardizedSparse`
     (centring would densify it)."""
@@ -148,7 +139,6 @@ class MultiviewSelectorMixin(MultiviewMixin, TransformerMixin):
 
     def _validate_fit_input(self, X, y):
         """The views and labels of ``fit`` (a list of views or a stacked X with ``views_ind``)."""
-        reject_empty(self, X)
         Xs, y = self._validate_views(X, y, reset=True, accept_sparse=self._accept_sparse())
         check_classification_targets(y)
         return Xs, y
@@ -249,7 +239,6 @@ shape (n_samples, n_features_in_)
             Sparse input gives sparse output.
         """
         check_is_fitted(self, "ranking_")
-        reject_empty(self, X)
         Xs = self._validate_views(X, reset=False, accept_sparse=self._accept_sparse())
         sel = self._selected()
         if any(sp.issparse(V) for V in Xs):

@@ -45,7 +45,7 @@ from sklearn.neighbors import KNeighborsClassifier
 from sklearn.utils._param_validation import HasMethods, Interval
 from sklearn.utils.multiclass import check_classification_targets
 
-from multiview_lab.mvfs._base import STANDARDIZE, encode_labels, fit_scaler, reject_empty
+from multiview_lab.mvfs._base import STANDARDIZE, encode_labels, fit_scaler
 from multiview_lab.mvfs.solvers import one_hot, row_norms
 from multiview_lab.utils.multiview import MultiviewMixin
 from multiview_lab.utils.validation import check_option, check_Xs_y
@@ -484,7 +484,6 @@ class LamSearchCV(MultiviewMixin, BaseEstimator):
         """
         from multiview_lab.mvfs.rfs import RFSSelector
 
-        reject_empty(self, X)
         Xs, y = self._validate_views(X, y, reset=True)
         check_classification_targets(y)
         encode_labels(y)  # at least 2 classes of 2 samples, in the selectors' wording

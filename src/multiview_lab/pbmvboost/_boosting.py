@@ -52,19 +52,6 @@ COMMON_CONSTRAINTS = {
 }
 
 
-def check_some_views(estimator, X) -> None:
-    """Refuse an empty list (or tuple) as ``X``: no views at all.
-
-    ``MultiviewMixin._validate_views`` would read it as a 2-D array with no rows and report a
-    1-D array; this names the problem.
-    """
-    if isinstance(X, list | tuple) and len(X) == 0:
-        raise ValueError(
-            f"{type(estimator).__name__} got an empty list as X: no views. Pass a list of "
-            "2-D views, or the views stacked in one 2-D X (multiview_lab.utils.stack_views)."
-        )
-
-
 def check_classifier_targets(estimator, y) -> np.ndarray:
     """Check that ``y`` holds class labels (not a continuous target) of at least 2 classes.
 
@@ -185,7 +172,6 @@ class MultiviewClassifierBase(MultiviewMixin, ClassifierMixin, BaseEstimator, me
 
     # -- input -------------------------------------------------------------------------------
     def _check_fit_input(self, X, y):
-        check_some_views(self, X)
         Xs, y = self._validate_views(
             X, y, reset=True, accept_sparse=SPARSE_FORMATS, min_views=self._min_views
         )
@@ -194,7 +180,6 @@ class MultiviewClassifierBase(MultiviewMixin, ClassifierMixin, BaseEstimator, me
 
     def _check_predict_input(self, X):
         check_is_fitted(self)
-        check_some_views(self, X)
         Xs = self._validate_views(X, reset=False, accept_sparse=SPARSE_FORMATS)
         return as_float32_views(Xs, order="F")  # every predict path applies many trees to them
 

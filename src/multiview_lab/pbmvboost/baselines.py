@@ -31,7 +31,6 @@ from multiview_lab.pbmvboost._boosting import (
     SPARSE_FORMATS,
     as_float32_sparse,
     check_binary_target,
-    check_some_views,
 )
 from multiview_lab.utils.multiview import MultiviewMixin
 from multiview_lab.utils.validation import check_binary_labels, n_stratified_folds
@@ -230,7 +229,6 @@ class _TreeBaseline(MultiviewMixin, ClassifierMixin, BaseEstimator):
 
     def _validate(self, X, y):
         depths = _check_tree_params(self.max_depth, self.depth_grid, self.cv)
-        check_some_views(self, X)
         Xs, y = self._validate_views(X, y, reset=True, accept_sparse=SPARSE_FORMATS)
         check_binary_target(self, y)
         y_pm, self.classes_ = check_binary_labels(y)
@@ -238,7 +236,6 @@ class _TreeBaseline(MultiviewMixin, ClassifierMixin, BaseEstimator):
 
     def _check_predict(self, X):
         check_is_fitted(self)
-        check_some_views(self, X)
         return self._validate_views(X, reset=False, accept_sparse=SPARSE_FORMATS)
 
     def predict(self, X):

@@ -46,7 +46,6 @@ from threadpoolctl import threadpool_limits
 from multiview_lab.pbmvboost._boosting import (
     SPARSE_FORMATS,
     check_binary_target,
-    check_some_views,
 )
 from multiview_lab.utils.multiview import MultiviewMixin, is_list_of_views
 from multiview_lab.utils.validation import (
@@ -969,7 +968,6 @@ class FusionCqAllClassifier(MultiviewMixin, ClassifierMixin, BaseEstimator):
         self
         """
         Cs, gammas, mus = self._check_params()
-        check_some_views(self, X)
         Xs, y = self._validate_views(X, y, reset=True, accept_sparse=SPARSE_FORMATS)
         check_binary_target(self, y)
         y_pm, self.classes_ = check_binary_labels(y)
@@ -1055,7 +1053,6 @@ class FusionCqAllClassifier(MultiviewMixin, ClassifierMixin, BaseEstimator):
         z : ndarray of shape (n_samples, len(Cs) * n_views_)
         """
         check_is_fitted(self)
-        check_some_views(self, X)
         Xs = self._validate_views(X, reset=False, accept_sparse=SPARSE_FORMATS)
         with config_context(assume_finite=True):  # checked once above, not once per SVM
             z = self._svm_outputs(self.svms_, Xs)

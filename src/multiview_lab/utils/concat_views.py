@@ -108,11 +108,6 @@ class ConcatViews(MultiviewMixin, MetaEstimatorMixin, ClassifierMixin, BaseEstim
 
     def _stack(self, X, y="no_validation", *, reset: bool):
         """The views side by side (CSR if any view is sparse), validated as fit saw them."""
-        if isinstance(X, list | tuple) and len(X) == 0:
-            raise ValueError(
-                "ConcatViews got an empty list as X: no views. Pass a list of 2-D views, or "
-                "the views stacked in one 2-D X (multiview_lab.utils.stack_views)."
-            )
         out = self._validate_views(X, y, reset=reset, accept_sparse=["csr", "csc"])
         Xs = out if isinstance(y, str) and y == "no_validation" else out[0]
         if reset:
