@@ -20,6 +20,7 @@ from multiview_lab.memd import (
     MeMdSelector,
     SelectKNaiveBayes,
 )
+from multiview_lab.miml import BagStandardScaler
 from multiview_lab.miml.baselines import MIMLRBF, MIMLSVM, MIMLkNN
 from multiview_lab.miml.gp import MIMLGPClassifier
 from multiview_lab.mvfs import (
@@ -74,6 +75,7 @@ __all__ = [
     "MIMLSVM",
     "MIMLkNN",
     "MIMLRBF",
+    "BagStandardScaler",
     # MeMd
     "MeMdClassifier",
     "MeMdSelector",
