@@ -8,6 +8,7 @@ binary or multiclass); its multi-label checks pass a label-indicator matrix.
 
 from __future__ import annotations
 
+from multiview_lab.miml._bags import BagStandardScaler
 from multiview_lab.miml.baselines import MIMLRBF, MIMLSVM, MIMLkNN
 from multiview_lab.miml.gp import MIMLGPClassifier
 
@@ -26,12 +27,13 @@ _PROBA_SCORES = (
 
 
 def instances() -> list:
-    """Small, fast settings of the four MIML estimators."""
+    """Small, fast settings of the four MIML estimators, and the bag scaler."""
     return [
         MIMLGPClassifier(delta="median", max_em=10, eps=1e-3, n_mc=200, random_state=0),
         MIMLSVM(C_grid=(1.0, 10.0), gamma_grid=(1.0,), random_state=0),
         MIMLRBF(random_state=0),
         MIMLkNN(n_references=3, n_citers=5),
+        BagStandardScaler(),
     ]
 
 
