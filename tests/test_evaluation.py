@@ -124,7 +124,13 @@ def test_code_closure_follows_imports_not_the_whole_package():
     from multiview_lab.evaluation import code_closure
 
     cq = code_closure("multiview_lab.pbmvboost.cqboost")
-    assert cq == ("multiview_lab.pbmvboost.cqboost", "multiview_lab.utils.validation")
+    assert cq == (
+        "multiview_lab.pbmvboost._boosting",  # its input checks
+        "multiview_lab.pbmvboost.cqboost",
+        "multiview_lab.utils.multiview",
+        "multiview_lab.utils.validation",
+    )
+    assert "multiview_lab.pbmvboost.pbmvboost" not in cq
     pb = code_closure("multiview_lab.pbmvboost.pbmvboost")
     assert {"multiview_lab.pbmvboost.cbound", "multiview_lab.pbmvboost._boosting"} <= set(pb)
     assert "multiview_lab.pbmvboost.cqboost" not in pb
@@ -170,3 +176,43 @@ def test_code_fingerprint_changes_with_the_code_a_module_runs_only(tmp_path, mon
     assert fresh("fppkg.sub.d")[1] == changed
     (pkg / "a.py").write_text('"""A."""\n\n\ndef f():\n    """Four."""\n    return "4"\n')
     assert fresh("fppkg.sub.d")[1] != changed  # a string that is not a docstring is code
+
+
+def test_build_estimator_builds_nested_specs_for_meta_estimators():
+    ovr = build_estimator(
+        {
+            "estimator": "sklearn.multiclass.OneVsRestClassifier",
+            "params": {"estimator": {"estimator": "MVMVClassifier", "params": {"cv": 3}}},
+        },
+        random_state=7,
+    )
+    inner = ovr.get_params()["estimator"]
+    assert type(inner).__name__ == "MVMVClassifier"
+    assert inner.cv == 3 and inner.random_state == 7  # the seed reaches the nested estimator
+    pipe = build_estimator(
+        {
+            "estimator": "sklearn.pipeline.Pipeline",
+            "params": {
+                "steps": [
+                    ["scale", {"estimator": "sklearn.preprocessing.StandardScaler"}],
+                    ["svm", {"estimator": "sklearn.svm.LinearSVC", "params": {"C": 2.0}}],
+                ]
+            },
+        },
+        random_state=3,
+    )
+    assert [name for name, _ in pipe.steps] == ["scale", "svm"]
+    assert pipe.named_steps["svm"].C == 2.0 and pipe.named_steps["svm"].random_state == 3
+    with pytest.raises(ValueError, match=r"Unknown parameter\(s\) \['depth'\] for MVMVClassifier"):
+        build_estimator(
+            {
+                "estimator": "sklearn.multiclass.OneVsRestClassifier",
+                "params": {"estimator": {"estimator": "MVMVClassifier", "params": {"depth": 2}}},
+            }
+        )
+    # a plain mapping without 'estimator' stays a parameter value (ConcatViews' params)
+    concat = build_estimator(
+        {"estimator": "ConcatViews", "params": {"estimator": "sklearn.svm.LinearSVC",
+                                                "params": {"C": 0.5}}}  # fmt: skip
+    )
+    assert concat.params == {"C": 0.5}
