@@ -468,7 +468,9 @@ def test_standard_equals_collective_with_single_instance_bags():
     rng = np.random.default_rng(0)
     bags = [rng.normal(size=(1, 2)) for _ in range(15)]
     Y = (np.stack([b[0] for b in bags]) > 0).astype(int)
-    kw = dict(delta=DELTA, eps0=1e-12, eps=1e-9, max_em=300, random_state=0)
+    # the same EM map and the same (paper) stopping rule: em_stop="auto" would stop the
+    # standard likelihood's EM on the evidence rule instead
+    kw = dict(delta=DELTA, eps0=1e-12, eps=1e-9, max_em=300, em_stop="kf", random_state=0)
     col = MIMLGPClassifier(low_rank="none", **kw).fit(bags, Y)
     hard = MIMLGPClassifier(likelihood="standard", **kw).fit(bags, Y)
     soft = MIMLGPClassifier(likelihood="standard", standard_max="softmax", **kw).fit(bags, Y)
@@ -607,3 +609,31 @@ def test_predict_checks_feature_dimension():
 def test_constructor_stores_only():
     est = MIMLGPClassifier(likelihood="nonsense", delta=-3)
     assert est.get_params()["likelihood"] == "nonsense"
+
+
+# ------------------------------------------------------- issue 18: one-label MI defaults
+def test_fit_label_thresholds_takes_the_middle_of_the_gap():
+    from multiview_lab.miml.gp import fit_label_thresholds
+
+    p = np.array([[0.6], [0.7], [0.8], [0.9]])
+    Y = np.array([[False], [False], [True], [True]])
+    np.testing.assert_allclose(fit_label_thresholds(p, Y), [0.75])
+
+
+def test_auto_threshold_and_evidence_stop_on_one_label_standard_fits():
+    rng = np.random.default_rng(3)
+    y = np.repeat([1, 0], 15)
+    # every bag holds near-origin instances; positives one shifted instance
+    bags = [
+        np.vstack([rng.normal(scale=0.05, size=(6, 2)), rng.normal(size=(1, 2)) + 3 * yi])
+        for yi in y
+    ]
+    kw = dict(likelihood="standard", delta="median", random_state=0, max_em=60)
+    est = MIMLGPClassifier(**kw).fit(bags, y)
+    assert est.em_stopped_on_ in ("evidence", "kf") and est.n_em_iter_ < 60
+    assert est.threshold_.shape == (1,) and est.threshold_[0] != 0.5
+    lit = MIMLGPClassifier(threshold=0.5, **kw).fit(bags, y)
+    np.testing.assert_allclose(lit.threshold_, [0.5])
+    col = MIMLGPClassifier(delta="median", random_state=0).fit(bags, y)
+    np.testing.assert_allclose(col.threshold_, [0.5])
+    assert col.em_stopped_on_ == "kf"
