@@ -48,12 +48,18 @@ ALPHA_GRID = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 
 #: Spec settings of MeMdClassifier per data type (MeMd spec Sect. 4 and 5.2).
 MEMD_SETTINGS = {
-    "gene": {"family": "gaussian", "k_selection": "inner_cv", "var_smoothing": 1e-9},
+    "gene": {
+        "family": "gaussian",
+        "k_selection": "inner_cv",
+        "var_smoothing": 1e-9,
+        "var_shrinkage": "val",  # issue 18: see MeMdClassifier, Notes
+    },
     "text": {
         "family": "exponential",
         "k_selection": "val",
         "var_smoothing": 1e-3,
         "mean_smoothing": 1e-2,
+        "var_shrinkage": 0.0,  # the spec's text setting (shrinkage not measured on text)
     },
 }
 
