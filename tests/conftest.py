@@ -130,6 +130,7 @@ SMOKE_RAW = {
     "miml": ["miml_scene", "corel_mi", "miml_reuters_text", "mil_newsgroups"],
     "memd": ["genes", "20newsgroups"],
     "mvfs": ["mfeat"],
+    "benchmark": ["3sources"],
 }
 
 

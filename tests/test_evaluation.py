@@ -212,7 +212,9 @@ def test_build_estimator_builds_nested_specs_for_meta_estimators():
         )
     # a plain mapping without 'estimator' stays a parameter value (ConcatViews' params)
     concat = build_estimator(
-        {"estimator": "ConcatViews", "params": {"estimator": "sklearn.svm.LinearSVC",
-                                                "params": {"C": 0.5}}}  # fmt: skip
+        {
+            "estimator": "ConcatViews",
+            "params": {"estimator": "sklearn.svm.LinearSVC", "params": {"C": 0.5}},
+        }  # fmt: skip
     )
     assert concat.params == {"C": 0.5}

@@ -21,6 +21,7 @@ import ast
 import hashlib
 import importlib
 import importlib.util
+import inspect
 import json
 import logging
 import os
@@ -58,22 +59,66 @@ def resolve_estimator_class(name: str) -> type:
         raise ValueError(f"Cannot import estimator {name!r}: {exc}") from exc
 
 
+def _param_names(cls: type) -> list[str]:
+    """The constructor parameters of ``cls`` (as scikit-learn's ``get_params`` lists them),
+    read from its signature: classes with required parameters (``Pipeline``,
+    ``OneVsRestClassifier``) need not be instantiated to be checked."""
+    try:
+        signature = inspect.signature(cls.__init__)
+    except (TypeError, ValueError):
+        return []
+    return [
+        p.name
+        for p in signature.parameters.values()
+        if p.name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+    ]
+
+
+def _is_spec(value: Any) -> bool:
+    return (
+        isinstance(value, Mapping) and "estimator" in value and isinstance(value["estimator"], str)
+    )
+
+
+def _build_value(value: Any, random_state: int | None) -> Any:
+    """A parameter value with its nested estimator specs built (see :func:`build_estimator`)."""
+    if _is_spec(value):
+        return build_estimator(value, random_state=random_state)
+    if isinstance(value, list | tuple):
+        items = [_build_value(v, random_state) for v in value]
+        # a Pipeline step written [name, spec] in YAML becomes the (name, estimator) pair
+        if len(value) == 2 and isinstance(value[0], str) and _is_spec(value[1]):
+            return tuple(items)
+        return type(value)(items) if isinstance(value, tuple) else items
+    return value
+
+
 def build_estimator(spec: Mapping[str, Any], random_state: int | None = None):
     """Instantiate ``spec = {"estimator": name, "params": {...}}``.
 
     ``random_state`` is set when the estimator accepts it and the spec does not fix it.
-    Unknown parameters raise ``ValueError`` naming them.
+    Unknown parameters raise ``ValueError`` naming them. A parameter whose value is itself a
+    spec (a mapping with a string ``estimator``), or a list holding specs, is built first, with
+    the same ``random_state``: meta-estimators are written in conf as, e.g.,
+
+    .. code-block:: yaml
+
+        estimator: sklearn.multiclass.OneVsRestClassifier
+        params: {estimator: {estimator: MVMVClassifier, params: {max_depth: cv}}}
+
+    and a ``sklearn.pipeline.Pipeline`` takes ``steps: [[name, spec], ...]``.
     """
     if "estimator" not in spec:
         raise ValueError(f"A method spec needs an 'estimator' entry; got keys {sorted(spec)}.")
     cls = resolve_estimator_class(spec["estimator"])
     params = dict(spec.get("params") or {})
-    valid = cls().get_params(deep=False) if hasattr(cls, "get_params") else {}
+    valid = _param_names(cls) if hasattr(cls, "get_params") else []
     unknown = sorted(set(params) - set(valid))
     if unknown:
         raise ValueError(
             f"Unknown parameter(s) {unknown} for {cls.__name__}; valid: {sorted(valid)}."
         )
+    params = {k: _build_value(v, random_state) for k, v in params.items()}
     if random_state is not None and "random_state" in valid and "random_state" not in params:
         params["random_state"] = random_state
     return cls(**params)

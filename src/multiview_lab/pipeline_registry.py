@@ -16,6 +16,7 @@ PIPELINES = {
     "memd": "multiview_lab.pipelines.memd",
     "mvfs": "multiview_lab.pipelines.mvfs",
     "reproduction": "multiview_lab.pipelines.reproduction",
+    "benchmark": "multiview_lab.pipelines.benchmark",
 }
 
 
