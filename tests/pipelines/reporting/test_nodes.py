@@ -455,3 +455,16 @@ def test_one_repetition_has_no_std_and_the_paper_layout_bolds_the_best():
             summarise_results(rows, rep),
             {**rep, "paper_table": {"columns": []}},
         )
+
+
+def test_bars_stay_distinguishable_beyond_ten_methods():
+    methods = {f"m{i:02d}": (lambda d, x, i=i: 0.5 + 0.01 * i) for i in range(12)}
+    rows = _rows(methods, xs=(10,))
+    bar = {"name": "b", "kind": "bar", "x": "dataset", "y": ["accuracy"]}
+    fig = plot_figures(rows, {**REPORTING, "significance": None, "figures": [bar]})["b.png"]
+    looks = {
+        (tuple(np.round(c.patches[0].get_facecolor(), 3)), c.patches[0].get_hatch())
+        for c in fig.axes[0].containers
+        if hasattr(c, "patches")
+    }
+    assert len(looks) == 12

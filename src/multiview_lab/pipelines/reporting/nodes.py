@@ -534,6 +534,10 @@ def _bar_figure(summary: pd.DataFrame, spec: dict[str, Any], labels=None):
     ]
     suffix, notes = _mark_identical(panels)
     titles = spec.get("titles", {})
+    # the colours of the line figures; from the eleventh bar on, hatched as well
+    colours = {h: style["color"] for h, style in _hue_styles(hues).items()}
+    n_colours = len(plt.rcParams["axes.prop_cycle"].by_key().get("color", ["C0"]))
+    hatches = {h: ("", "//", "..", "xx")[(j // n_colours) % 4] for j, h in enumerate(hues)}
     for ax, metric, note in zip(axes, metrics, notes, strict=True):
         for j, hval in enumerate(hues):
             block = summary[summary[hue] == hval].set_index(x).reindex(xs)
@@ -543,6 +547,9 @@ def _bar_figure(summary: pd.DataFrame, spec: dict[str, Any], labels=None):
                 width,
                 yerr=block[f"{metric}_std"],
                 capsize=2,
+                color=colours[hval],
+                hatch=hatches[hval],
+                edgecolor="white" if hatches[hval] else None,
                 label=f"{hval}{suffix.get(hval, '')}",
             )
         ax.set_xticks(np.arange(len(xs)), [str(v) for v in xs])
