@@ -7,7 +7,8 @@ therefore binned once (:class:`FeatureBinner`, at most ``max_bins`` bins per fea
 feature has at most ``max_bins`` distinct values) and every tree is grown level-wise from per-node
 histograms of the gradient (:class:`HistogramTree`), with scikit-learn's squared-error split
 criterion. On binned data the trees equal ``DecisionTreeRegressor(criterion="squared_error")``
-(checked in the tests).
+(checked in the tests); with row weights (GBC's ``split_weighting="terms"``, issue 18: an
+unlabelled row counts with its λ) they equal that tree fitted with ``sample_weight``.
 
 A hand-written learner is used because the well-kept histogram learners (scikit-learn's
 ``HistGradientBoosting*``, LightGBM, XGBoost) either hide the tree fit behind private API or split
@@ -160,6 +161,7 @@ class HistogramTree:
         z: np.ndarray,
         base_key: np.ndarray | None = None,
         onehot: OneHotBins | None = None,
+        weight: np.ndarray | None = None,
     ) -> np.ndarray:
         """Grow the tree on binned rows ``Xb`` with targets ``z``; return each row's leaf.
 
@@ -176,6 +178,12 @@ class HistogramTree:
             :class:`OneHotBins` of these very rows ``Xb`` with this ``n_bins``: the root's
             histograms by one sparse product and its cached counts (bit-identical to the
             ``bincount`` path, faster).
+        weight : ndarray of shape (n,), optional
+            Row weights of the split criterion: a split is scored by the weighted least-squares
+            gain Σ_children (Σ z)² / (Σ weight) instead of (Σ z)² / count, i.e. the tree fits
+            the targets ``z / weight`` with weights ``weight`` (rows of weight 0 add nothing).
+            None: every row counts once (scikit-learn's squared-error criterion, bit-identical
+            to the unweighted path). ``min_samples_leaf`` still counts rows.
 
         Returns
         -------
@@ -194,6 +202,7 @@ class HistogramTree:
             base_key = Xb.astype(np.int64) + (np.arange(d, dtype=np.int64) * B)
         node = np.zeros(n, dtype=np.int64)
         z = np.asarray(z, dtype=np.float64)
+        wt = None if weight is None else np.asarray(weight, dtype=np.float64)
         first = 0
         prev = None
         for depth in range(self.max_depth):
@@ -212,20 +221,29 @@ class HistogramTree:
             )
             if not can_split.any():
                 break
+            wr = None if wt is None else wt[rows]
             if depth == 0 and onehot is not None:  # the root holds every row
                 hist_s = onehot.sums(zr).reshape(1, d, B)
                 hist_c = onehot.root_counts.reshape(1, d, B)
+                hist_w = None if wr is None else onehot.sums(wr).reshape(1, d, B)
                 left_c, right_c = onehot.root_left_counts, onehot.root_right_counts
             else:
-                hist_s, hist_c = self._histograms(base_key, rows, local, zr, cnt, width, d, prev)
+                hist_s, hist_c, hist_w = self._histograms(
+                    base_key, rows, local, zr, cnt, width, d, prev, wr
+                )
                 left_c = np.cumsum(hist_c, axis=2)[:, :, :-1]
                 right_c = cnt[:, None, None] - left_c
-            prev = (hist_s, hist_c)
+            prev = (hist_s, hist_c, hist_w)
             left_s = np.cumsum(hist_s, axis=2)[:, :, :-1]
             right_s = tot[:, None, None] - left_s
             ok = (left_c >= self.min_samples_leaf) & (right_c >= self.min_samples_leaf)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                proxy = np.where(ok, left_s**2 / left_c + right_s**2 / right_c, -np.inf)
+            if wr is None:
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    proxy = np.where(ok, left_s**2 / left_c + right_s**2 / right_c, -np.inf)
+            else:
+                proxy = np.where(
+                    ok, self._weighted_gain(hist_w, left_s, right_s, wr, local, width), -np.inf
+                )
             flat = proxy.reshape(width, -1)
             best = np.argmax(flat, axis=1)
             split = can_split & np.isfinite(flat[np.arange(width), best])
@@ -240,8 +258,21 @@ class HistogramTree:
             first = 2 * first + 1
         return node
 
-    def _histograms(self, base_key, rows, local, zr, cnt, width, d, prev):
-        """Per-node (sum of z, count) histograms, shape (width, d, n_bins) each.
+    @staticmethod
+    def _weighted_gain(hist_w, left_s, right_s, wr, local, width):
+        """Σ_children (Σ z)² / (Σ weight) of every candidate split; a child whose weight is
+        (to rounding) 0 holds only rows without a term and adds 0."""
+        wcnt = np.bincount(local, weights=wr, minlength=width)
+        left_w = np.cumsum(hist_w, axis=2)[:, :, :-1]
+        right_w = wcnt[:, None, None] - left_w
+        tiny = 1e-12 * np.maximum(wcnt, 1e-300)[:, None, None]
+        gain_l = np.divide(left_s**2, left_w, out=np.zeros_like(left_s), where=left_w > tiny)
+        gain_r = np.divide(right_s**2, right_w, out=np.zeros_like(right_s), where=right_w > tiny)
+        return gain_l + gain_r
+
+    def _histograms(self, base_key, rows, local, zr, cnt, width, d, prev, wr=None):
+        """Per-node (sum of z, count, sum of weights) histograms, shape (width, d, n_bins)
+        each (the last None without weights).
 
         Below the root only the smaller child of each parent is histogrammed; its sibling is
         the parent's histogram minus it (the usual subtraction trick, ~halving the work).
@@ -252,7 +283,11 @@ class HistogramTree:
             size = d * B
             hs = np.bincount(keys.ravel(), weights=np.repeat(zr, d), minlength=size)
             hc = np.bincount(keys.ravel(), minlength=size).astype(np.float64)
-            return hs.reshape(1, d, B), hc.reshape(1, d, B)
+            hw = None
+            if wr is not None:
+                hw = np.bincount(keys.ravel(), weights=np.repeat(wr, d), minlength=size)
+                hw = hw.reshape(1, d, B)
+            return hs.reshape(1, d, B), hc.reshape(1, d, B), hw
         half = width // 2
         left_small = cnt[0::2] <= cnt[1::2]
         small_node = np.empty(width, dtype=bool)
@@ -264,13 +299,19 @@ class HistogramTree:
         hs = np.bincount(keys.ravel(), weights=np.repeat(zr[sel], d), minlength=size)
         hc = np.bincount(keys.ravel(), minlength=size).astype(np.float64)
         hs, hc = hs.reshape(half, d, B), hc.reshape(half, d, B)
-        out_s, out_c = np.empty((width, d, B)), np.empty((width, d, B))
         ls = left_small[:, None, None]
-        out_s[0::2] = np.where(ls, hs, prev[0] - hs)
-        out_s[1::2] = np.where(ls, prev[0] - hs, hs)
-        out_c[0::2] = np.where(ls, hc, prev[1] - hc)
-        out_c[1::2] = np.where(ls, prev[1] - hc, hc)
-        return out_s, out_c
+
+        def children(small, parent):
+            out = np.empty((width, d, B))
+            out[0::2] = np.where(ls, small, parent - small)
+            out[1::2] = np.where(ls, parent - small, small)
+            return out
+
+        out_w = None
+        if wr is not None:
+            hw = np.bincount(keys.ravel(), weights=np.repeat(wr[sel], d), minlength=size)
+            out_w = children(hw.reshape(half, d, B), prev[2])
+        return children(hs, prev[0]), children(hc, prev[1]), out_w
 
     def apply_binned(self, Xb: np.ndarray) -> np.ndarray:
         """Leaf index of each binned row."""

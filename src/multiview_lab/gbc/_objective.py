@@ -176,6 +176,19 @@ class GBCProblem:
             return np.zeros_like(self.U[i])
         return self.U[i] & self.has_graph[i]
 
+    def split_weights(self, i):
+        """Row weights of source i's split criterion (``split_weighting="terms"``): the
+        coefficient of each instance's terms in J, 1 for a task term (x ∈ T), λ0 for a
+        consensus term (x ∈ U_i), λ1 for a graph term; None when every active row weighs 1
+        (then the trees are scikit-learn's unweighted squared-error trees)."""
+        weight = self.T[i].astype(np.float64)
+        if self.lambda0:
+            weight = weight + self.lambda0 * self.U[i]
+        weight = weight + self.lambda1 * self.graph_mask(i)
+        if np.all(weight[self.active[i]] == 1.0):
+            return None
+        return weight
+
     # ----------------------------------------------------------------------------- consensus
     def dense_scores(self, F):
         M = np.zeros((self.n, self.p))

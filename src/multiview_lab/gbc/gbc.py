@@ -98,6 +98,7 @@ _OPTIONS = {
     "weight_loss_reduction": ("sum", "mean"),
     "gradient": ("paper", "exact"),
     "update_order": ("gauss_seidel", "jacobi"),
+    "split_weighting": ("terms", "uniform"),
 }
 
 
@@ -453,7 +454,10 @@ def _boost(est, problem, Xb, base_keys, n_bins, rng, valid=None, digests=None):
                 X_fit, key_fit, local = X_fit[rows], key_fit[rows], local[rows]
             tree = HistogramTree(est.max_depth, n_bins[i], est.min_samples_leaf)
             z = -g[local]
-            leaves = tree.fit(X_fit, z, key_fit, onehot=onehot[i])
+            sw = problem.split_weights(i) if est.split_weighting == "terms" else None
+            leaves = tree.fit(
+                X_fit, z, key_fit, onehot=onehot[i], weight=None if sw is None else sw[local]
+            )
             if step == "newton":
                 tree.set_leaf_values(leaves, z, h[local])  # γ = −Σg / (Σh + 1e-12)
                 rho = 1.0
@@ -665,6 +669,7 @@ class _BaseGBC(_SourcesInputMixin, BaseEstimator):
         "gradient": [StrOptions(set(_OPTIONS["gradient"]))],
         "weight_learning": ["boolean"],
         "update_order": [StrOptions(set(_OPTIONS["update_order"]))],
+        "split_weighting": [StrOptions(set(_OPTIONS["split_weighting"]))],
         "early_stopping": ["boolean"],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
@@ -696,6 +701,7 @@ class _BaseGBC(_SourcesInputMixin, BaseEstimator):
         gradient="paper",
         weight_learning=True,
         update_order="gauss_seidel",
+        split_weighting="uniform",
         early_stopping=True,
         validation_fraction=0.1,
         n_iter_no_change=10,
@@ -723,6 +729,7 @@ class _BaseGBC(_SourcesInputMixin, BaseEstimator):
         self.gradient = gradient
         self.weight_learning = weight_learning
         self.update_order = update_order
+        self.split_weighting = split_weighting
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
@@ -883,6 +890,25 @@ _PARAMS_DOC = """
     update_order : {"gauss_seidel", "jacobi"}, default="gauss_seidel"
         E, Ẽ recomputed after each source's update, or every source's gradient taken from the
         iteration-start state.
+    split_weighting : {"uniform", "terms"}, default="uniform"
+        How each row counts in a tree's split criterion. ``"uniform"``: every row of the fit
+        counts once (the literal reading of Algorithm 1, step 6, a squared-error tree on the
+        negative gradient). ``"terms"`` (issue 18): with the coefficient of its terms in J
+        (G4), 1 for a labelled instance's task term, λ0 for a consensus term, λ1 for a graph
+        term (summed where several apply), i.e. the weighted least-squares tree of the
+        per-term targets, a split's gain Σ_children (Σ z)² / (Σ weight). Both give the same
+        trees without unlabelled rows (λ0 = λ1 = 0, or every row labelled) and the same leaf
+        values (G12b). Why it exists: an unlabelled row's gradient is λ(f − E) ≈ 0, so counted
+        once it dilutes every split whose child also holds unlabelled instances, and the trees
+        prefer features seen on labelled rows only. Measured (issue 18, defaults otherwise,
+        uniform → terms): 3sources (3 densified bag-of-words views, 5-fold stratified CV)
+        transductive accuracy .699 → .781 (macro-F1 .425 → .659), inductive .858 → .882;
+        mfeat's six views without graphs, transductive, 10 % / 20 % labelled .887 → .902 /
+        .936 → .951; the gbc base run's mfeat error at 10 % 6.2 → 4.6 % (GBC, uniform
+        setting). It is not the default because the terrorist data get worse at 10 %
+        labelled (base run, GBC, uniform setting: 16.3 → 46.0 % error; no-weight-learning
+        22.9 → 24.3 %, so the loss comes through the source weights, G8); see
+        docs/methods/gbc.md.
     early_stopping : bool, default=True
         Hold out ``validation_fraction`` of the labelled instances (they stay in the fit as
         unlabelled instances) and stop when the validation task loss of H has not improved for
