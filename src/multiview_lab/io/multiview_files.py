@@ -60,6 +60,14 @@ def _fail(path, problem: str):
     raise MultiviewFileError(f"{path}: {problem}")
 
 
+def _existing_file(path) -> Path:
+    """``path`` as a ``Path``; a clear error naming it when it is not a file."""
+    path = Path(path)
+    if not path.is_file():
+        _fail(path, "file not found.")
+    return path
+
+
 def _as_view(value: Any, path, name: str, n_rows: int | None = None):
     """A view as a float64 array or CSR matrix, checked 2-D, numeric and finite."""
     if sp.issparse(value):
@@ -158,9 +166,7 @@ def load_mat(
     """
     from scipy.io import loadmat
 
-    path = Path(path)
-    if not path.is_file():
-        _fail(path, "file not found.")
+    path = _existing_file(path)
     try:
         mat = loadmat(str(path))
     except NotImplementedError:
@@ -243,9 +249,7 @@ def load_npz(
     dict
         ``views``, ``y``, ``view_names``, ``source``.
     """
-    path = Path(path)
-    if not path.is_file():
-        _fail(path, "file not found.")
+    path = _existing_file(path)
     try:
         archive = np.load(str(path), allow_pickle=False)
     except Exception as exc:  # noqa: BLE001
@@ -318,9 +322,7 @@ def load_table(
     dict
         ``views``, ``y``, ``view_names``, ``source``.
     """
-    path = Path(path)
-    if not path.is_file():
-        _fail(path, "file not found.")
+    path = _existing_file(path)
     if not path.name.lower().endswith(_TABLE_SUFFIXES):
         _fail(path, f"a table must end with one of {list(_TABLE_SUFFIXES)}.")
     if not isinstance(views, Mapping) or not views:

@@ -33,7 +33,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted
 
 from multiview_lab.utils.multiview import MultiviewMixin
-from multiview_lab.utils.validation import check_binary_labels
+from multiview_lab.utils.validation import check_binary_labels, check_n_classes
 
 logger = logging.getLogger(__name__)
 
@@ -52,28 +52,20 @@ COMMON_CONSTRAINTS = {
 }
 
 
-def check_classifier_targets(estimator, y) -> np.ndarray:
+def check_classifier_targets(y) -> np.ndarray:
     """Check that ``y`` holds class labels (not a continuous target) of at least 2 classes.
 
     Parameters
     ----------
-    estimator : estimator
-        Named in the message.
     y : ndarray of shape (n_samples,)
 
     Returns
     -------
     classes : ndarray
-        The sorted classes of ``y``.
+        The sorted classes of ``y`` (:func:`~multiview_lab.utils.validation.check_n_classes`).
     """
     check_classification_targets(y)
-    classes = np.unique(y)
-    if classes.shape[0] < 2:
-        raise ValueError(
-            f"y must contain at least 2 classes; got 1 class ({classes.tolist()!r}). "
-            f"{type(estimator).__name__} cannot be fitted on a single class."
-        )
-    return classes
+    return check_n_classes(y, 2)
 
 
 def tree_leaf_signs(tree):
@@ -97,7 +89,7 @@ def check_binary_target(estimator, y) -> np.ndarray:
     -------
     classes : ndarray of shape (2,)
     """
-    classes = check_classifier_targets(estimator, y)
+    classes = check_classifier_targets(y)
     y_type = type_of_target(y, input_name="y", raise_unknown=True)
     if y_type != "binary":
         raise ValueError(
@@ -175,7 +167,7 @@ class MultiviewClassifierBase(MultiviewMixin, ClassifierMixin, BaseEstimator, me
         Xs, y = self._validate_views(
             X, y, reset=True, accept_sparse=SPARSE_FORMATS, min_views=self._min_views
         )
-        check_classifier_targets(self, y)
+        check_classifier_targets(y)
         return Xs, y
 
     def _check_predict_input(self, X):
