@@ -98,32 +98,46 @@ def _clock(distributed: bool):
     return time.perf_counter if distributed else time.process_time
 
 
-def time_unit(task, method, data, split, unit, blas, tune_points: int) -> float:
-    """Seconds of one unit as the engine runs it (CPU seconds, see :func:`_clock`). A method whose ``tune`` grid has more than
-    ``tune_points`` points is timed in parts: the inner CV of ``tune_points`` grid points
-    (spread over the grid, each fitted on every inner fold) and the final fit at the first
-    point; the unit is their sum with the inner CV scaled to the whole grid."""
+def time_unit(task, method, data, split, unit, blas, tune_points: int) -> tuple[float, float]:
+    """Seconds of one unit as the engine runs it (CPU seconds, see :func:`_clock`), as
+    ``(inner CV, final fit and scoring)``. A method whose ``tune`` grid has more than
+    ``tune_points`` points has its inner CV timed on ``tune_points`` grid points (spread over
+    the grid, each fitted on every inner fold) and scaled to the whole grid; the final fit is at
+    the first point."""
     inject = {"backend": "local"} if method.distributed else None
     clock = _clock(method.distributed)
     grid = method.grid()
     with threadpool_limits(limits=blas):
-        if method.tune and len(grid) > tune_points:
-            picks = [grid[i] for i in np.linspace(0, len(grid) - 1, tune_points).astype(int)]
-            inner = 0.0
-            for point in picks:
-                one = replace(
-                    method, tune={**method.tune, "grid": {k: [v] for k, v in point.items()}}
-                )
-                start = clock()
-                _tune(task, one, data, split, int(unit["seed"]))
-                inner += clock() - start
-            final = replace(method, tune=None, params={**method.params, **grid[0]})
+        if not method.tune:
             start = clock()
-            run_unit(task, final, data, split, unit, blas, False, inject)
-            return clock() - start + inner * len(grid) / len(picks)
-    start = clock()
-    run_unit(task, method, data, split, unit, blas, False, inject)
-    return clock() - start
+            run_unit(task, method, data, split, unit, blas, False, inject)
+            return 0.0, clock() - start
+        picks = grid
+        if len(grid) > tune_points:
+            picks = [grid[i] for i in np.linspace(0, len(grid) - 1, tune_points).astype(int)]
+        inner = 0.0
+        for point in picks:
+            one = replace(method, tune={**method.tune, "grid": {k: [v] for k, v in point.items()}})
+            start = clock()
+            _tune(task, one, data, split, int(unit["seed"]))
+            inner += clock() - start
+        final = replace(method, tune=None, params={**method.params, **grid[0]})
+        start = clock()
+        run_unit(task, final, data, split, unit, blas, False, inject)
+        return inner * len(grid) / len(picks), clock() - start
+
+
+def _n_inner_cvs(members) -> int:
+    """How many inner CVs the engine runs for these units: one per unit, or one per group of
+    ``tune.once_per`` (:mod:`multiview_lab.protocol.tuning`), none without ``tune``."""
+    method = members[0][1]
+    if not method.tune:
+        return 0
+    once = method.tune.get("once_per")
+    if once is None:
+        return len(members)
+    once = [once] if isinstance(once, str) else list(once)
+    return len({tuple(unit.get(k) for k in once) for unit, _, _ in members})
 
 
 def time_stage(
@@ -160,7 +174,8 @@ def time_stage(
                 rows.append(
                     {"stage": stage["label"], "method": g[0],
                      **dict(zip(group_keys, g[1:], strict=True)), "units": len(members),
-                     "timed": 0, "unit_s": float("nan"),
+                     "timed": 0, "unit_s": float("nan"), "cv_s": float("nan"),
+                     "fit_s": float("nan"), "inner_cvs": _n_inner_cvs(members),
                      "distributed": members[0][1].distributed}
                 )  # fmt: skip
                 continue
@@ -168,16 +183,22 @@ def time_stage(
             data = stage["datasets"][unit["dataset"]]
             seconds.append(time_unit(task, method, data, split, unit, blas, tune_points))
         row = {"stage": stage["label"], "method": g[0], **dict(zip(group_keys, g[1:], strict=True))}
+        cv_s = sum(c for c, _ in seconds) / len(seconds)
+        fit_s = sum(f for _, f in seconds) / len(seconds)
         row.update(
             units=len(members),
             timed=len(seconds),
-            unit_s=sum(seconds) / len(seconds),
+            unit_s=cv_s + fit_s,  # a unit with its own inner CV
+            cv_s=cv_s,
+            fit_s=fit_s,
+            inner_cvs=_n_inner_cvs(members),
             distributed=members[0][1].distributed,
         )
         rows.append(row)
         print(
             f"  {stage['label']} {g[0]} {dict(zip(group_keys, g[1:], strict=True))}: "
-            f"{row['unit_s']:.2f} s/unit x {row['units']} units",
+            f"{row['unit_s']:.2f} s/unit ({cv_s:.2f} s inner CV) x {row['units']} units, "
+            f"{row['inner_cvs']} inner CVs",
             flush=True,
         )
     table = pd.DataFrame(rows)
@@ -188,9 +209,10 @@ def time_stage(
             timed = part[part["timed"] > 0].sort_values(skey)
             x = part[skey].astype(float).to_numpy()
             part = part.copy()
-            part["unit_s"] = np.interp(
-                x, timed[skey].astype(float).to_numpy(), timed["unit_s"].to_numpy()
-            )
+            for col in ("unit_s", "cv_s", "fit_s"):
+                part[col] = np.interp(
+                    x, timed[skey].astype(float).to_numpy(), timed[col].to_numpy()
+                )
             parts.append(part)
         table = pd.concat(parts).sort_index()
     return table
@@ -198,12 +220,18 @@ def time_stage(
 
 def project(table: pd.DataFrame) -> dict:
     """CPU-hours and wall hours on N cores of the units the table stands for."""
+    # the engine's tasks: every shared inner CV (tune.once_per) and every unit's fit, or, for a
+    # unit with its own inner CV, both in one task
+    work = table["fit_s"] * table["units"] + table["cv_s"] * table["inner_cvs"]
     local = table[~table["distributed"]]
-    durations = [
-        s for s, n in zip(local["unit_s"], local["units"], strict=True) for _ in range(int(n))
-    ]
-    driver = float((table["distributed"] * table["unit_s"] * table["units"]).sum())
-    cpu = float((table["unit_s"] * table["units"]).sum())
+    durations = []
+    for row in local.itertuples():
+        if row.inner_cvs == row.units:
+            durations += [row.cv_s + row.fit_s] * int(row.units)
+        else:
+            durations += [row.cv_s] * int(row.inner_cvs) + [row.fit_s] * int(row.units)
+    driver = float((table["distributed"] * work).sum())
+    cpu = float(work.sum())
     out = {"units": int(table["units"].sum()), "cpu_h": cpu / 3600}
     for n in CORES:
         out[f"wall_h_{n}"] = (makespan(durations, n) + driver) / 3600
@@ -273,7 +301,10 @@ def main() -> None:
     if args.out:
         timings.to_csv(args.out, index=False)
     per_method = (
-        timings.assign(cpu_h=timings["unit_s"] * timings["units"] / 3600)
+        timings.assign(
+            cpu_h=(timings["fit_s"] * timings["units"] + timings["cv_s"] * timings["inner_cvs"])
+            / 3600
+        )
         .groupby(["stage", "method"], sort=False)
         .agg(units=("units", "sum"), mean_unit_s=("unit_s", "mean"), cpu_h=("cpu_h", "sum"))
         .reset_index()

@@ -124,6 +124,34 @@ def build_estimator(spec: Mapping[str, Any], random_state: int | None = None):
     return cls(**params)
 
 
+def estimator_modules(spec: Any) -> tuple[str, ...]:
+    """The project modules defining the estimators a method spec builds, nested ones included
+    (a meta-estimator's ``estimator``, a Pipeline's steps), for the unit cache's code key.
+
+    Estimators of other packages (scikit-learn's ``OneVsRestClassifier``, ``Pipeline``, ...)
+    are left out: their code is covered by the library versions in :func:`code_fingerprint`,
+    and compiled modules have no source to read.
+    """
+    root = __name__.partition(".")[0]
+    found: list[str] = []
+
+    def walk(value: Any) -> None:
+        if isinstance(value, Mapping):
+            name = value.get("estimator")
+            if isinstance(name, str):
+                module = resolve_estimator_class(name).__module__
+                if module.partition(".")[0] == root and module not in found:
+                    found.append(module)
+            for v in value.values():
+                walk(v)
+        elif isinstance(value, list | tuple):
+            for v in value:
+                walk(v)
+
+    walk(spec)
+    return tuple(found)
+
+
 def _module_file(name: str) -> Path | None:
     """The ``.py`` file of module ``name``, or None (not a module, or not Python source)."""
     try:

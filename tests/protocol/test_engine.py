@@ -177,3 +177,125 @@ def test_cache_key_covers_what_a_unit_runs_not_the_scheduler():
     assert "multiview_lab.protocol.tasks" in closure
     assert "multiview_lab.protocol.engine" not in closure
     assert "multiview_lab.protocol.execution" not in closure
+
+
+def test_cache_key_covers_nested_estimators_and_skips_library_ones(data, split_table, tmp_path):
+    """A scikit-learn meta-estimator around a project estimator (the benchmark's one-vs-rest
+    methods, a Pipeline) is cached, keyed by the project estimator's code; library code is
+    covered by the library versions (its compiled modules have no source to read)."""
+    from multiview_lab.evaluation import estimator_modules
+
+    ovr = {
+        "estimator": "sklearn.multiclass.OneVsRestClassifier",
+        "params": {"estimator": {"estimator": "MVMVClassifier"}},
+    }
+    assert estimator_modules(ovr) == ("multiview_lab.pbmvboost.baselines",)
+    pipe = {
+        "estimator": "sklearn.pipeline.Pipeline",
+        "params": {"steps": [["scale", {"estimator": "sklearn.preprocessing.StandardScaler"}]]},
+    }
+    assert estimator_modules(pipe) == ()
+    concat = {
+        "estimator": "ConcatViews",
+        "params": {"estimator": "sklearn.tree.DecisionTreeClassifier"},
+    }
+    methods = {"pipe": {**pipe, "params": {"steps": [["concat", concat]]}}}
+    cache = str(tmp_path / "cache")
+    first = _run(data, split_table, methods, cache_dir=cache)
+    again = _run(data, split_table, methods, cache_dir=cache)
+    assert again.n_cached == len(first.results) == len(split_table)
+
+
+def _tree_grid(once_per=None):
+    tune = {"grid": {"params": [{"max_depth": d} for d in (1, 2, 4, 8)]}, "folds": 3}
+    if once_per is not None:
+        tune["once_per"] = once_per
+    return {
+        "tree": {
+            "estimator": "ConcatViews",
+            "params": {"estimator": "sklearn.tree.DecisionTreeClassifier"},
+            "tune": tune,
+        },
+        "logreg": METHODS["logreg"],
+    }
+
+
+def test_once_per_tunes_on_each_groups_first_split_and_reuses_its_choice(
+    data, split_table, tmp_path
+):
+    """``tune.once_per``: one inner CV per group, on its first split (the same choice as an
+    unshared ``tune`` there), and every unit of the group fitted with that choice."""
+    every = _run(data, split_table, _tree_grid()).results
+    shared = _run(data, split_table, _tree_grid(["dataset", "repeat"])).results
+    tree, tree_every = (r[r["method"] == "tree"].reset_index(drop=True) for r in (shared, every))
+    Xs, y = data["SYN"]["X"], data["SYN"]["y"]
+    X = np.hstack(Xs)
+    for repeat in (0, 1):
+        rows = tree[tree["repeat"] == repeat]
+        ref = tree_every[(tree_every["repeat"] == repeat) & (tree_every["fold"] == 0)].iloc[0]
+        assert (rows["tuned_on"] == "fold=0").all()
+        assert (rows["cv_accuracy"] == ref["cv_accuracy"]).all()  # one CV, the reference's
+        # the reference's choice, refitted on every split of the group with its own seed
+        seed0 = int(split_table[(split_table["repeat"] == repeat)].iloc[0]["seed"])
+        split0 = split_table[(split_table["repeat"] == repeat)].iloc[0]
+        search = GridSearchCV(
+            DecisionTreeClassifier(random_state=seed0),
+            {"max_depth": [1, 2, 4, 8]},
+            cv=StratifiedKFold(3, shuffle=True, random_state=seed0),
+        ).fit(X[split0["train"]], y[split0["train"]])
+        depth = search.best_params_["max_depth"]
+        for _, split in split_table[split_table["repeat"] == repeat].iterrows():
+            row = rows[rows["fold"] == split["fold"]].iloc[0]
+            clf = DecisionTreeClassifier(max_depth=depth, random_state=int(split["seed"]))
+            clf.fit(X[split["train"]], y[split["train"]])
+            expected = np.mean(clf.predict(X[split["test"]]) == y[split["test"]])
+            assert row["accuracy"] == pytest.approx(expected, abs=1e-12)
+        assert rows[rows["fold"] == 0].iloc[0]["accuracy"] == ref["accuracy"]
+    untouched = shared[shared["method"] == "logreg"].drop(columns=TIMING).reset_index(drop=True)
+    expected = every[every["method"] == "logreg"].drop(columns=TIMING).reset_index(drop=True)
+    pd.testing.assert_frame_equal(untouched[expected.columns], expected)
+    assert untouched["tuned_on"].isna().all()
+
+    cache = str(tmp_path / "cache")
+    first = run_experiment(
+        ViewsTask(), data, split_table, _tree_grid(["dataset", "repeat"]),
+        execution={"n_jobs": 2, "cache_dir": cache},
+    )  # fmt: skip
+    n_units = 2 * len(split_table)
+    assert len(list((tmp_path / "cache").glob("*.joblib"))) == n_units + 2  # + 2 shared CVs
+    again = run_experiment(
+        ViewsTask(), data, split_table, _tree_grid(["dataset", "repeat"]),
+        execution={"n_jobs": 1, "cache_dir": cache},
+    )  # fmt: skip
+    assert again.n_cached == n_units
+    pd.testing.assert_frame_equal(
+        again.results.drop(columns=TIMING), first.results.drop(columns=TIMING)
+    )
+    pd.testing.assert_frame_equal(first.results.drop(columns=TIMING), shared.drop(columns=TIMING))
+
+
+def test_once_per_errors_name_the_key(data, split_table):
+    with pytest.raises(ValueError, match=r"tune.once_per names \['train_pct'\]"):
+        _run(data, split_table, _tree_grid(["dataset", "train_pct"]))
+    with pytest.raises(ValueError, match="tune.once_per must be a split-table key"):
+        _run(data, split_table, _tree_grid([1]))
+
+
+def test_the_protocols_tune_once_per_reaches_every_tuned_method(data, split_table):
+    """``protocol.tune_once_per`` (the shared training node) shares the inner CV of every tuned
+    method that does not set its own ``once_per``; untuned methods are not touched."""
+    from multiview_lab.pipelines.training.nodes import train_method
+
+    def run(method, protocol):
+        return train_method(
+            data, split_table, _tree_grid(), protocol, {"n_jobs": 1},
+            method=method, pipeline="test", make_task=lambda _: ViewsTask(),
+        )["results"]  # fmt: skip
+
+    shared = run("tree", {"tune_once_per": ["dataset", "repeat"]})
+    assert (shared["tuned_on"] == "fold=0").all()
+    assert shared.groupby("repeat")["cv_accuracy"].nunique().eq(1).all()
+    per_unit = run("tree", {})
+    assert "tuned_on" not in per_unit
+    assert per_unit.groupby("repeat")["cv_accuracy"].nunique().gt(1).any()
+    assert "tuned_on" not in run("logreg", {"tune_once_per": ["dataset", "repeat"]})

@@ -27,7 +27,7 @@ import os
 import re
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,13 +39,14 @@ from multiview_lab.evaluation import (
     array_fingerprint,
     cache_path,
     code_fingerprint,
-    resolve_estimator_class,
+    estimator_modules,
     unit_key,
 )
 from multiview_lab.protocol.execution import backend_from_config, check_execution
 from multiview_lab.protocol.registry import Method, is_enabled, parse_methods
 from multiview_lab.protocol.splits import key_columns
 from multiview_lab.protocol.tasks import Task
+from multiview_lab.protocol.tuning import run_tune, shared_groups, tuned_on
 from multiview_lab.protocol.unit import UnitResult, run_unit
 
 logger = logging.getLogger(__name__)
@@ -216,14 +217,21 @@ def run_experiment(
     paths: list[Path | None] = [None] * len(units)
     outputs: list[UnitResult | None] = [None] * len(units)
     data_fp: dict[str, str] = {}
+    settings = task.settings() if cache_dir else None
     if cache_dir:
-        settings = task.settings()
         data_fp = {name: _data_fingerprint(datasets[name]) for name in set(splits["dataset"])}
+    groups = shared_groups(units, keys)
+    added: list[dict[str, Any]] = [{} for _ in units]
+    if groups:
+        if backend is None:
+            backend = backend_from_config(config)
+        units = _tune_shared(
+            task, datasets, units, keys, groups, added, backend, config, settings, data_fp, label
+        )
+    if cache_dir:
         code = {
             name: code_fingerprint(
-                run_unit.__module__,
-                type(task).__module__,
-                resolve_estimator_class(m.estimator).__module__,
+                run_unit.__module__, type(task).__module__, *estimator_modules(m.spec())
             )
             for name, m in parsed.items()
         }
@@ -292,7 +300,86 @@ def run_experiment(
             f"{label}: a unit failed after {done} of {len(units)} units"
             f"{' (finished units are cached: rerun to resume)' if cache_dir else ''}: {exc}"
         ) from exc
-    return _assemble(units, outputs, n_cached)
+    return _assemble(units, outputs, n_cached, added)
+
+
+def _split_arrays(split: Mapping[str, Any], keys: Sequence[str]) -> str:
+    """Digest of a split's index arrays (what a unit's key covers besides its keys)."""
+    arrays = [
+        np.asarray(v) for k, v in split.items() if k not in keys and k != "seed" and v is not None
+    ]
+    return array_fingerprint(*arrays)
+
+
+def _tune_shared(task, datasets, units, keys, groups, added, backend, config, settings,
+                 data_fp, label):  # fmt: skip
+    """Run the inner CV of every ``tune.once_per`` group on its reference unit (cached, on the
+    backend), then give every unit of the group its method with the chosen point as fixed
+    parameters (and no ``tune``); ``added[i]`` gets the ``cv_<metric>`` and ``tuned_on``
+    columns of unit ``i``'s rows. Returns the new unit list."""
+    cache_dir = config["cache_dir"]
+    refs = [
+        (name, group, members[0]) for name, by in groups.items() for group, members in by.items()
+    ]
+    results: list[dict | None] = [None] * len(refs)
+    paths: list[Path | None] = [None] * len(refs)
+    if cache_dir:
+        for j, (_, _, i) in enumerate(refs):
+            unit, method, split = units[i]
+            code = code_fingerprint(
+                run_tune.__module__, type(task).__module__, *estimator_modules(method.spec())
+            )
+            key = unit_key(
+                {**unit, "stage": "tune"}, method.spec(), settings, False,
+                data_fp[unit["dataset"]], _split_arrays(split, keys), code,
+            )  # fmt: skip
+            paths[j] = cache_path(cache_dir, key)
+            if paths[j].exists():
+                results[j] = _read(paths[j])
+    todo = [j for j, r in enumerate(results) if r is None]
+    logger.info(
+        "%s: %d shared inner CVs (tune.once_per) for %d units, %d in the cache.",
+        label, len(refs), sum(len(m) for by in groups.values() for m in by.values()),
+        len(refs) - len(todo),
+    )  # fmt: skip
+    progress = _Progress(f"{label} shared inner CV", len(todo))
+    names = {units[refs[j][2]][0]["dataset"] for j in todo}
+    puts = {
+        name: backend.put(data_fp.get(name) or _data_fingerprint(datasets[name]), datasets[name])
+        for name in names
+    }
+    calls = []
+    for j in todo:
+        unit, method, split = units[refs[j][2]]
+        calls.append((task, method, puts[unit["dataset"]], split, unit, config["blas_threads"]))
+    try:
+        for k, out in backend.run(run_tune, calls):
+            j = todo[k]
+            results[j] = out
+            if paths[j] is not None:
+                _write(paths[j], out)
+            progress.tick()
+    except Exception as exc:
+        raise RuntimeError(f"{label}: a shared inner CV failed: {exc}") from exc
+    units = list(units)
+    for (name, group, ref), out in zip(refs, results, strict=True):
+        ref_unit, method, _ = units[ref]
+        fixed = replace(method, params={**method.params, **out["params"]}, tune=None)
+        where = tuned_on(ref_unit, method.tune.get("once_per"))
+        for i in groups[name][group]:
+            unit, _, split = units[i]
+            units[i] = (unit, fixed, split)
+            added[i] = {**out["scores"], **_scalars(out["params"]), "tuned_on": where}
+    return units
+
+
+def _scalars(params: Mapping[str, Any]) -> dict[str, Any]:
+    """The chosen grid values that fit in a table cell (numbers, strings, booleans, None)."""
+    return {
+        k: v.item() if isinstance(v, np.generic) else v
+        for k, v in params.items()
+        if v is None or isinstance(v, int | float | str | bool | np.generic)
+    }
 
 
 def _data_fingerprint(data: Any) -> str:
@@ -321,8 +408,9 @@ def _data_fingerprint(data: Any) -> str:
     return array_fingerprint(*arrays)
 
 
-def _assemble(units, outputs: list[UnitResult], n_cached: int) -> ExperimentResult:
-    rows = [row for out in outputs for row in out.rows]
+def _assemble(units, outputs: list[UnitResult], n_cached: int, added=None) -> ExperimentResult:
+    added = added or [{}] * len(outputs)
+    rows = [{**row, **extra} for out, extra in zip(outputs, added, strict=True) for row in out.rows]
     extras: dict[str, list[pd.DataFrame]] = {}
     models = {}
     for (unit, _, _), out in zip(units, outputs, strict=True):

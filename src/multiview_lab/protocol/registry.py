@@ -12,6 +12,9 @@ A method is registered in a pipeline's parameters as::
           folds: 3
           metric: error                 # a column of the task's scores
           greater_is_better: false
+          once_per: [dataset, train_pct]  # optional: one inner CV per group of units with
+                                        # these keys, on its first split, its choice used by
+                                        # all (multiview_lab.protocol.tuning)
         distributed: false              # true: the estimator parallelises itself and takes the
                                         # run's backend (and Dask client) as parameters
         enabled: true                   # false: not run (an environment can switch a method
@@ -32,7 +35,7 @@ from multiview_lab.evaluation import build_estimator, resolve_estimator_class
 
 #: keys every method entry may have
 ENGINE_KEYS = ("estimator", "params", "tune", "distributed", "enabled")
-TUNE_KEYS = ("grid", "folds", "metric", "greater_is_better")
+TUNE_KEYS = ("grid", "folds", "metric", "greater_is_better", "once_per")
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,15 @@ def parse_method(name: str, entry: Mapping[str, Any], options: Iterable[str] = (
             raise ValueError(f"method {name!r}: tune.grid must map parameters to value lists.")
         if int(tune.get("folds", 3)) < 2:
             raise ValueError(f"method {name!r}: tune.folds must be >= 2.")
+        once = tune.get("once_per")
+        if once is not None and not (
+            isinstance(once, str)
+            or (isinstance(once, list | tuple) and all(isinstance(k, str) for k in once))
+        ):
+            raise ValueError(
+                f"method {name!r}: tune.once_per must be a split-table key or a list of them; "
+                f"got {once!r}."
+            )
     method = Method(
         name=name,
         estimator=str(entry["estimator"]),

@@ -32,16 +32,23 @@ def train_method(
     """Every unit of one registered method: ``{"method", "results", "extras", "models"}``.
 
     A method registered in another environment's conf only (the stage has a node for every
-    method of every environment) gives an empty result and a log line.
+    method of every environment) gives an empty result and a log line. ``protocol.tune_once_per``
+    (keys of the split table; default null) gives every tuned method without its own
+    ``tune.once_per`` that one (:mod:`multiview_lab.protocol.tuning`).
     """
     if method not in (methods or {}) or not is_enabled(methods[method]):
         logger.info("%s: method %r is not enabled in this environment; skipped.", pipeline, method)
         return {"method": method, "results": pd.DataFrame(), "extras": {}, "models": {}}
+    entry = methods[method]
+    shared = protocol.get("tune_once_per")
+    tune = entry.get("tune") if isinstance(entry, Mapping) else None
+    if shared is not None and tune and "once_per" not in tune:
+        entry = {**entry, "tune": {**tune, "once_per": shared}}
     result = run_experiment(
         make_task(protocol),
         datasets,
         splits,
-        {method: methods[method]},
+        {method: entry},
         execution=execution,
         keep_models=protocol.get("keep_models"),
         label=f"{pipeline} {method}",
