@@ -155,4 +155,39 @@ def test_split_weighting_changes_nothing_without_unlabelled_rows_in_the_trees():
     np.testing.assert_array_equal(
         a.decision_function_transductive(), b.decision_function_transductive()
     )
-    assert GBCClassifier().split_weighting == "uniform"  # the literal reading stays the default
+    literal = GBCClassifier(split_weighting="uniform", weight_loss_on="train")  # still an option
+    assert literal.get_params()["split_weighting"] == "uniform"
+    assert GBCClassifier().split_weighting == "terms"  # the default since issue 18
+
+
+def test_held_out_weight_learning_does_not_reward_the_source_that_overfits():
+    """Issue 18 (terrorist at 10 %): a noisy copy of a source (binary features + N(0, 1)) can
+    fit the few labelled rows exactly, so the paper's weights (G8, softmax of the *training*
+    loss) go to it; computed on the held-out labelled rows of early stopping
+    (``weight_loss_on="validation"``) they go to the clean source, and the error falls."""
+    out = {"train": [], "validation": []}
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        n = 400
+        y = rng.integers(0, 2, n)
+        clean = np.column_stack([(y ^ (rng.random(n) < 0.3)).astype(float) for _ in range(4)])
+        noisy = clean + rng.normal(size=clean.shape)
+        lab = np.zeros(n, bool)
+        lab[rng.choice(n, 80, replace=False)] = True
+        for on in out:
+            m = GBCClassifier(n_iter=100, weight_loss_on=on, random_state=0)
+            m.fit([clean, noisy], np.where(lab, y, -1))
+            acc = np.mean(m.predict_transductive()[~lab] == y[~lab])
+            out[on].append((float(np.ravel(m.source_weights_)[0]), acc))
+    train, held = np.mean(out["train"], axis=0), np.mean(out["validation"], axis=0)
+    assert train[0] < 0.2 < 0.5 < held[0]  # measured: clean-source weight .02 vs .72
+    assert held[1] >= train[1] + 0.1  # measured: accuracy .59 vs .76
+
+
+def test_held_out_weights_fall_back_to_the_training_loss_without_held_out_rows():
+    """Without early stopping there is no held-out row: the weights are the paper's (G8)."""
+    views, y, lab = _labelled_only_words(1)
+    kw = {"n_iter": 10, "early_stopping": False, "random_state": 0}
+    a = GBCClassifier(weight_loss_on="validation", **kw).fit(views, np.where(lab, y, -1))
+    b = GBCClassifier(weight_loss_on="train", **kw).fit(views, np.where(lab, y, -1))
+    np.testing.assert_array_equal(a.source_weights_history_, b.source_weights_history_)

@@ -277,17 +277,28 @@ class GBCProblem:
         return g, h
 
     # ----------------------------------------------------------------------------- weights
-    def source_weights(self, F, reduction="sum", temperature=1.0):
+    def source_weights(self, F, reduction="sum", temperature=1.0, held_out=None):
         """w of (G8), the paper's source weights ("Weight learning"): softmax of −ℓ_i/τ, ℓ_i the
-        task loss of source i on T ∩ S_i."""
-        ell = np.array(
-            [
-                loss_value(f[T], yl[T], self.loss).sum()
-                for f, T, yl in zip(F, self.T, self.y_local, strict=True)
-            ]
-        )
+        task loss of source i on T ∩ S_i.
+
+        ``held_out = (rows, y_rows)``: ℓ_i on the held-out labelled instances ``rows`` ∩ S_i
+        instead (global ids, sorted; their labels, which the problem does not hold). Returns
+        None when a source holds none of them (the caller keeps the training loss).
+        """
+        if held_out is None:
+            parts = [(f[T], yl[T]) for f, T, yl in zip(F, self.T, self.y_local, strict=True)]
+        else:
+            rows, y_rows = held_out
+            parts = []
+            for f, s in zip(F, self.ids, strict=True):
+                pos = np.minimum(np.searchsorted(s, rows), s.shape[0] - 1)
+                inside = s[pos] == rows
+                if not inside.any():
+                    return None
+                parts.append((f[pos[inside]], y_rows[inside]))
+        ell = np.array([loss_value(a, b, self.loss).sum() for a, b in parts])
         if reduction == "mean":
-            ell = ell / np.array([max(int(T.sum()), 1) for T in self.T])
+            ell = ell / np.array([max(a.shape[0], 1) for a, _ in parts])
         return softmax_neg(ell / temperature)
 
     def graph_weights_update(self, F, w):

@@ -99,6 +99,7 @@ _OPTIONS = {
     "gradient": ("paper", "exact"),
     "update_order": ("gauss_seidel", "jacobi"),
     "split_weighting": ("terms", "uniform"),
+    "weight_loss_on": ("train", "validation"),
 }
 
 
@@ -485,7 +486,13 @@ def _boost(est, problem, Xb, base_keys, n_bins, rng, valid=None, digests=None):
         J_upd.append(Js)
         rho_hist.append(rhos)
         if est.weight_learning:
-            w = problem.source_weights(F, est.weight_loss_reduction, est.weight_temperature)
+            held = valid if est.weight_loss_on == "validation" else None
+            w_new = problem.source_weights(
+                F, est.weight_loss_reduction, est.weight_temperature, held_out=held
+            )
+            if w_new is None:  # a source holds no held-out instance: the paper's training loss
+                w_new = problem.source_weights(F, est.weight_loss_reduction, est.weight_temperature)
+            w = w_new
             if q:
                 gw = problem.graph_weights_update(F, w)
                 problem.set_graph_weights(gw)
@@ -670,6 +677,7 @@ class _BaseGBC(_SourcesInputMixin, BaseEstimator):
         "weight_learning": ["boolean"],
         "update_order": [StrOptions(set(_OPTIONS["update_order"]))],
         "split_weighting": [StrOptions(set(_OPTIONS["split_weighting"]))],
+        "weight_loss_on": [StrOptions(set(_OPTIONS["weight_loss_on"]))],
         "early_stopping": ["boolean"],
         "validation_fraction": [Interval(Real, 0, 1, closed="neither")],
         "n_iter_no_change": [Interval(Integral, 1, None, closed="left")],
@@ -701,7 +709,8 @@ class _BaseGBC(_SourcesInputMixin, BaseEstimator):
         gradient="paper",
         weight_learning=True,
         update_order="gauss_seidel",
-        split_weighting="uniform",
+        split_weighting="terms",
+        weight_loss_on="validation",
         early_stopping=True,
         validation_fraction=0.1,
         n_iter_no_change=10,
@@ -730,6 +739,7 @@ class _BaseGBC(_SourcesInputMixin, BaseEstimator):
         self.weight_learning = weight_learning
         self.update_order = update_order
         self.split_weighting = split_weighting
+        self.weight_loss_on = weight_loss_on
         self.early_stopping = early_stopping
         self.validation_fraction = validation_fraction
         self.n_iter_no_change = n_iter_no_change
@@ -890,7 +900,7 @@ _PARAMS_DOC = """
     update_order : {"gauss_seidel", "jacobi"}, default="gauss_seidel"
         E, Ẽ recomputed after each source's update, or every source's gradient taken from the
         iteration-start state.
-    split_weighting : {"uniform", "terms"}, default="uniform"
+    split_weighting : {"terms", "uniform"}, default="terms"
         How each row counts in a tree's split criterion. ``"uniform"``: every row of the fit
         counts once (the literal reading of Algorithm 1, step 6, a squared-error tree on the
         negative gradient). ``"terms"`` (issue 18): with the coefficient of its terms in J
@@ -898,17 +908,22 @@ _PARAMS_DOC = """
         term (summed where several apply), i.e. the weighted least-squares tree of the
         per-term targets, a split's gain Σ_children (Σ z)² / (Σ weight). Both give the same
         trees without unlabelled rows (λ0 = λ1 = 0, or every row labelled) and the same leaf
-        values (G12b). Why it exists: an unlabelled row's gradient is λ(f − E) ≈ 0, so counted
-        once it dilutes every split whose child also holds unlabelled instances, and the trees
-        prefer features seen on labelled rows only. Measured (issue 18, defaults otherwise,
-        uniform → terms): 3sources (3 densified bag-of-words views, 5-fold stratified CV)
-        transductive accuracy .699 → .781 (macro-F1 .425 → .659), inductive .858 → .882;
-        mfeat's six views without graphs, transductive, 10 % / 20 % labelled .887 → .902 /
-        .936 → .951; the gbc base run's mfeat error at 10 % 6.2 → 4.6 % (GBC, uniform
-        setting). It is not the default because the terrorist data get worse at 10 %
-        labelled (base run, GBC, uniform setting: 16.3 → 46.0 % error; no-weight-learning
-        22.9 → 24.3 %, so the loss comes through the source weights, G8); see
-        docs/methods/gbc.md.
+        values (G12b). Why: an unlabelled row's gradient is λ(f − E) ≈ 0, so counted once it
+        dilutes every split whose child also holds unlabelled instances, and the trees prefer
+        features seen on labelled rows only (the transductive fit of 3sources fell 16 points
+        below the inductive one). It is the default together with
+        ``weight_loss_on="validation"``; alone it makes the weights (G8) favour a source that
+        overfits the labelled rows (terrorist, 10 %: 16.3 → 46.0 % error in the base run).
+        Measurements: docs/methods/gbc.md ("Departures").
+    weight_loss_on : {"validation", "train"}, default="validation"
+        Rows whose task loss ℓ_i sets the source weights (G8). ``"train"``: the labelled rows
+        of the fit, T ∩ S_i (the paper's literal reading). ``"validation"`` (issue 18): the
+        labelled rows held out for early stopping, an estimate of each source's loss on rows
+        its trees were not fitted to, so that a source able to fit the labelled rows exactly
+        (the terrorist data's noisy copy of the features, continuous where the clean features
+        tie) does not take the weight. Falls back to ``"train"`` without early stopping or
+        when a source holds none of the held-out rows. Literal reading of both options:
+        ``split_weighting="uniform", weight_loss_on="train"``.
     early_stopping : bool, default=True
         Hold out ``validation_fraction`` of the labelled instances (they stay in the fit as
         unlabelled instances) and stop when the validation task loss of H has not improved for

@@ -27,6 +27,7 @@ METHODS = {
     "GBC-no-consensus",
     "GBC-no-graph",
     "GBC-lambda0",
+    "GBC-literal",
     "GBC-no-weight-learning",
     "SVM",
     "Self-SVM",
