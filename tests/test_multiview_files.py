@@ -164,3 +164,38 @@ def test_load_multiview_infers_the_format_and_checks_keys(tmp_path, views):
         load_multiview({"path": "v.bin"}, root=tmp_path)
     with pytest.raises(MultiviewFileError, match="needs at least a 'path'"):
         load_multiview({"format": "npz"})
+
+
+def test_subsample_keeps_each_class_share_in_file_order_and_sparse(tmp_path, views):
+    dense, sparse, y = views
+    save_views_npz(tmp_path / "v.npz", [dense, sparse], y)
+    full = load_multiview({"path": "v.npz"}, root=tmp_path)
+    part = load_multiview({"path": "v.npz", "subsample": {"n": 6, "seed": 3}}, root=tmp_path)
+    assert np.bincount(part["y"]).tolist() == [2, 2, 2]  # 12 rows, 3 classes of 4 -> 2 each
+    # the kept rows are rows of the file, in the file's order: find each in the full view
+    rows = [int(np.flatnonzero((dense == r).all(axis=1))[0]) for r in part["views"][0]]
+    assert rows == sorted(rows) and len(set(rows)) == 6
+    _same(part["views"][1], full["views"][1][rows])
+    assert sp.issparse(part["views"][1])
+    np.testing.assert_array_equal(part["y"], y[rows])
+    again = load_multiview({"path": "v.npz", "subsample": {"n": 6, "seed": 3}}, root=tmp_path)
+    np.testing.assert_array_equal(again["views"][0], part["views"][0])  # seeded
+    other = load_multiview({"path": "v.npz", "subsample": {"n": 6, "seed": 4}}, root=tmp_path)
+    assert not np.array_equal(other["views"][0], part["views"][0])
+    assert "subsample of 6 rows" in part["source"]
+
+
+@pytest.mark.parametrize(
+    ("spec", "match"),
+    [
+        (2, r"from the number of classes \(3\) to below the number of rows \(12\); got 2"),
+        (12, r"got 12"),
+        (6.5, r"got 6.5"),
+        ({"rows": 6}, r"a row count or \{n, seed\}"),
+    ],
+)
+def test_subsample_errors_name_the_problem(tmp_path, views, spec, match):
+    dense, sparse, y = views
+    save_views_npz(tmp_path / "v.npz", [dense, sparse], y)
+    with pytest.raises(MultiviewFileError, match=match):
+        load_multiview({"path": "v.npz", "subsample": spec}, root=tmp_path)

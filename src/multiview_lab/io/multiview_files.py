@@ -26,7 +26,8 @@ entry of ``benchmark.datasets`` in conf) in one of four formats:
     ``labels`` names the labels' file, relative to ``path`` (a folder); ``skiprows`` skips a
     header.
 
-``format`` may be left out when the suffix of ``path`` says it (a folder is ``text``). Every
+``format`` may be left out when the suffix of ``path`` says it (a folder is ``text``);
+``subsample`` (a row count, or ``{n, seed}``) keeps a seeded stratified subset of the rows. Every
 loader returns ``{"views": [...], "y": ndarray, "view_names": [...], "source": str}``; dense
 views are ``float64`` arrays, sparse ones ``float64`` CSR matrices (never densified). Every
 problem (missing file or key, views whose rows differ from the labels, missing labels,
@@ -421,7 +422,48 @@ FORMATS = {
     "text": (load_text, ("views", "labels", "delimiter", "skiprows")),
 }
 #: keys of a data set's spec that are not the loader's (the pipeline reads them)
-COMMON_KEYS = ("format", "path", "enabled")
+COMMON_KEYS = ("format", "path", "enabled", "subsample")
+
+
+def subsample_rows(data: dict[str, Any], spec: Any, path) -> dict[str, Any]:
+    """A seeded stratified subset of a loaded data set's rows (the spec's ``subsample``).
+
+    ``spec`` is the number of rows to keep, or ``{"n": rows, "seed": seed}`` (seed 0 by
+    default). Every class keeps its share of the rows (scikit-learn's stratified
+    ``train_test_split``), the kept rows stay in their file order, sparse views stay sparse.
+    """
+    from sklearn.model_selection import train_test_split
+
+    if isinstance(spec, Mapping):
+        unknown = sorted(set(spec) - {"n", "seed"})
+        if unknown or "n" not in spec:
+            _fail(path, f"subsample must be a row count or {{n, seed}}; got {dict(spec)!r}.")
+        n, seed = spec["n"], spec.get("seed", 0)
+    else:
+        n, seed = spec, 0
+    y = data["y"]
+    n_classes = np.unique(y).shape[0]
+    if (
+        isinstance(n, bool)
+        or not isinstance(n, (int, np.integer))
+        or not (n_classes <= n < y.shape[0])
+    ):
+        _fail(
+            path,
+            f"subsample.n must be an integer from the number of classes ({n_classes}) to "
+            f"below the number of rows ({y.shape[0]}); got {n!r}.",
+        )
+    rows, _ = train_test_split(
+        np.arange(y.shape[0]), train_size=int(n), stratify=y, random_state=int(seed)
+    )
+    rows = np.sort(rows)
+    logger.info("%s: kept a stratified subsample of %d of %d rows", path, rows.size, y.shape[0])
+    return {
+        **data,
+        "views": [v[rows] for v in data["views"]],
+        "y": y[rows],
+        "source": f"{data['source']} (stratified subsample of {rows.size} rows, seed {seed})",
+    }
 
 
 def infer_format(path: Path) -> str:
@@ -466,7 +508,10 @@ def load_multiview(spec: Mapping[str, Any], root: str | Path | None = None) -> d
     loader, keys = FORMATS[fmt]
     options = {k: v for k, v in spec.items() if k not in COMMON_KEYS}
     _unknown_keys(path, fmt, options, keys)
-    return loader(path, **options)
+    data = loader(path, **options)
+    if spec.get("subsample") is not None:
+        data = subsample_rows(data, spec["subsample"], path)
+    return data
 
 
 class MultiviewFiles:
