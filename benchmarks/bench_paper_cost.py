@@ -62,6 +62,7 @@ from multiview_lab.protocol.engine import _unit_record  # noqa: E402
 from multiview_lab.protocol.execution import check_execution  # noqa: E402
 from multiview_lab.protocol.registry import is_enabled, parse_methods  # noqa: E402
 from multiview_lab.protocol.splits import key_columns  # noqa: E402
+from multiview_lab.protocol.tuning import apply_protocol_sharing  # noqa: E402
 from multiview_lab.protocol.unit import _tune, run_unit  # noqa: E402
 
 PIPELINES = ["pbmvboost", "gbc", "miml", "memd", "mvfs"]
@@ -80,7 +81,11 @@ def makespan(durations, n_workers: int) -> float:
 def stage_units(stage: dict) -> tuple[list, dict]:
     """The units of a stage as the engine forms them: ``[(unit, method, split)]``, methods."""
     task = stage["make_task"](stage["protocol"])
-    entries = {k: v for k, v in dict(stage["methods"]).items() if is_enabled(v)}
+    entries = {
+        k: apply_protocol_sharing(v, stage["protocol"])  # as the training node does
+        for k, v in dict(stage["methods"]).items()
+        if is_enabled(v)
+    }
     methods = parse_methods(entries, task.method_options)
     keys = key_columns(stage["splits"])
     units = [

@@ -40,6 +40,17 @@ def run_tune(
     return {"params": params, "scores": scores}
 
 
+def apply_protocol_sharing(entry: Any, protocol: Mapping[str, Any] | None) -> Any:
+    """A registry entry with ``protocol.tune_once_per`` as its ``tune.once_per`` when it is
+    tuned and sets none itself (entries without ``tune``, or a protocol without the key, are
+    returned as they are)."""
+    shared = (protocol or {}).get("tune_once_per")
+    tune = entry.get("tune") if isinstance(entry, Mapping) else None
+    if shared is None or not tune or "once_per" in tune:
+        return entry
+    return {**entry, "tune": {**tune, "once_per": shared}}
+
+
 def shared_groups(
     units: Sequence[tuple[dict, Method, dict]], keys: Sequence[str]
 ) -> dict[str, dict[tuple, list[int]]]:

@@ -14,6 +14,7 @@ import pandas as pd
 from multiview_lab.protocol import run_experiment
 from multiview_lab.protocol.registry import is_enabled
 from multiview_lab.protocol.splits import key_columns
+from multiview_lab.protocol.tuning import apply_protocol_sharing
 
 logger = logging.getLogger(__name__)
 
@@ -39,11 +40,7 @@ def train_method(
     if method not in (methods or {}) or not is_enabled(methods[method]):
         logger.info("%s: method %r is not enabled in this environment; skipped.", pipeline, method)
         return {"method": method, "results": pd.DataFrame(), "extras": {}, "models": {}}
-    entry = methods[method]
-    shared = protocol.get("tune_once_per")
-    tune = entry.get("tune") if isinstance(entry, Mapping) else None
-    if shared is not None and tune and "once_per" not in tune:
-        entry = {**entry, "tune": {**tune, "once_per": shared}}
+    entry = apply_protocol_sharing(methods[method], protocol)
     result = run_experiment(
         make_task(protocol),
         datasets,
