@@ -299,3 +299,12 @@ def test_the_protocols_tune_once_per_reaches_every_tuned_method(data, split_tabl
     assert "tuned_on" not in per_unit
     assert per_unit.groupby("repeat")["cv_accuracy"].nunique().gt(1).any()
     assert "tuned_on" not in run("logreg", {"tune_once_per": ["dataset", "repeat"]})
+
+
+def test_tuned_on_names_every_key_outside_the_group():
+    from multiview_lab.protocol.tuning import tuned_on
+
+    ref = {"dataset": "mfeat", "method": "GBC", "setting": "uniform", "train_pct": 10,
+           "split": 0, "seed": 7}  # fmt: skip
+    assert tuned_on(ref, ["dataset", "setting", "train_pct"]) == "split=0"
+    assert tuned_on(ref, "train_pct") == "dataset=mfeat, setting=uniform, split=0"

@@ -77,5 +77,5 @@ def tuned_on(reference: Mapping[str, Any], once_per: Sequence[str] | str) -> str
     """The reference unit's keys outside the group, e.g. ``"split=0"`` (the ``tuned_on``
     column of the group's result rows)."""
     once = {once_per} if isinstance(once_per, str) else set(once_per)
-    skip = once | {"method", "seed", "dataset"}
+    skip = once | {"method", "seed"}
     return ", ".join(f"{k}={v}" for k, v in reference.items() if k not in skip)
