@@ -115,3 +115,17 @@ def test_every_claim_is_checkable_on_tables_where_every_key_varies():
     assert verdicts["verdict"].isin(VERDICTS).all()
     not_run = verdicts[verdicts["verdict"] == NOT_RUN]
     assert not_run.empty, not_run[["paper", "id", "detail"]].to_string()
+
+
+def test_a_papers_protocol_note_is_shown_for_its_env_only():
+    """``protocol_notes`` (env -> text) says, beside the results' env, what that env's
+    protocol cuts from the paper's (gbc's paper env)."""
+    from multiview_lab.pipelines.reproduction.nodes import _provenance
+
+    notes = PAPERS["gbc"]["protocol_notes"]
+    assert set(notes) == {"base", "paper"}
+    info = {"env": "paper", "git_commit": "abc", "finished_at": "now"}
+    text = _provenance(info, notes)
+    assert "env **paper**" in text and "this env's protocol: the paper's splits" in text
+    assert "once per data set, setting and size on split 0" in text
+    assert "this env's protocol" not in _provenance({**info, "env": "smoke"}, notes)

@@ -87,12 +87,15 @@ def verdict_metrics(verdicts: pd.DataFrame) -> dict[str, float]:
     return out
 
 
-def _provenance(info: Mapping[str, Any] | None) -> str:
+def _provenance(info: Mapping[str, Any] | None, notes: Mapping[str, str] | None = None) -> str:
+    """Where a paper's results came from; ``notes`` (the paper's ``protocol_notes``: env ->
+    text) adds what that env's protocol leaves out of the paper's, e.g. a stated cut."""
     if not info:
         return (
             "no run_info.json: the pipeline never ran here, or its results predate the record "
             "(env unknown)"
         )
+    note = (notes or {}).get(str(info.get("env")))
     commit = str(info.get("git_commit") or "?")[:10]
     dirty = " (uncommitted changes)" if str(info.get("git_dirty")) == "true" else ""
     partial = " — a partial run" if info.get("partial") else ""
@@ -101,6 +104,7 @@ def _provenance(info: Mapping[str, Any] | None) -> str:
         f"env **{info.get('env')}**, finished {info.get('finished_at')}, commit {commit}{dirty}"
         + (f", MLflow run {run}" if run else "")
         + partial
+        + (f"; this env's protocol: {' '.join(str(note).split())}" if note else "")
     )
 
 
@@ -144,7 +148,8 @@ def write_report(
         if spec.get("reference"):
             md += [f"*{spec['reference']}*", ""]
         md += [
-            f"Results: {_provenance(infos.get(spec.get('pipeline')))}. {_counts_line(group)}.",
+            f"Results: {_provenance(infos.get(spec.get('pipeline')), spec.get('protocol_notes'))}. "
+            f"{_counts_line(group)}.",
             "",
             "| claim | source | paper | ours (n) | verdict | detail |",
             "|---|---|---|---|---|---|",
@@ -197,7 +202,8 @@ def _html(verdicts: pd.DataFrame, papers: Mapping[str, Any], infos: Mapping[str,
         if spec.get("reference"):
             body.append(f'<p class="ref">{esc(spec["reference"])}</p>')
         body.append(
-            f"<p>Results: {md_bold(_provenance(infos.get(spec.get('pipeline'))))}. "
+            f"<p>Results: "
+            f"{md_bold(_provenance(infos.get(spec.get('pipeline')), spec.get('protocol_notes')))}. "
             f"{esc(_counts_line(group))}.</p>"
         )
         header = (
