@@ -61,8 +61,8 @@ from _stages import prepare_stages  # noqa: E402
 from multiview_lab.protocol.engine import _unit_record  # noqa: E402
 from multiview_lab.protocol.execution import check_execution  # noqa: E402
 from multiview_lab.protocol.registry import is_enabled, parse_methods  # noqa: E402
+from multiview_lab.protocol.sharing import apply_protocol_sharing  # noqa: E402
 from multiview_lab.protocol.splits import key_columns  # noqa: E402
-from multiview_lab.protocol.tuning import apply_protocol_sharing  # noqa: E402
 from multiview_lab.protocol.unit import _tune, run_unit  # noqa: E402
 
 PIPELINES = ["pbmvboost", "gbc", "miml", "memd", "mvfs"]

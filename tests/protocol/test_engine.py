@@ -177,6 +177,13 @@ def test_cache_key_covers_what_a_unit_runs_not_the_scheduler():
     assert "multiview_lab.protocol.tasks" in closure
     assert "multiview_lab.protocol.engine" not in closure
     assert "multiview_lab.protocol.execution" not in closure
+    # a shared inner CV (tune.once_per) is keyed by its computation, not by the grouping
+    from multiview_lab.protocol.tuning import run_tune
+
+    shared = code_closure(run_tune.__module__, "multiview_lab.pipelines.gbc.task")
+    assert {"multiview_lab.protocol.tuning", "multiview_lab.protocol.unit"} <= set(shared)
+    assert "multiview_lab.protocol.sharing" not in shared
+    assert "multiview_lab.protocol.engine" not in shared
 
 
 def test_cache_key_covers_nested_estimators_and_skips_library_ones(data, split_table, tmp_path):
@@ -302,7 +309,7 @@ def test_the_protocols_tune_once_per_reaches_every_tuned_method(data, split_tabl
 
 
 def test_tuned_on_names_every_key_outside_the_group():
-    from multiview_lab.protocol.tuning import tuned_on
+    from multiview_lab.protocol.sharing import tuned_on
 
     ref = {"dataset": "mfeat", "method": "GBC", "setting": "uniform", "train_pct": 10,
            "split": 0, "seed": 7}  # fmt: skip

@@ -44,9 +44,10 @@ from multiview_lab.evaluation import (
 )
 from multiview_lab.protocol.execution import backend_from_config, check_execution
 from multiview_lab.protocol.registry import Method, is_enabled, parse_methods
+from multiview_lab.protocol.sharing import shared_groups, tuned_on
 from multiview_lab.protocol.splits import key_columns
 from multiview_lab.protocol.tasks import Task
-from multiview_lab.protocol.tuning import run_tune, shared_groups, tuned_on
+from multiview_lab.protocol.tuning import run_tune
 from multiview_lab.protocol.unit import UnitResult, run_unit
 
 logger = logging.getLogger(__name__)

@@ -13,8 +13,8 @@ import pandas as pd
 
 from multiview_lab.protocol import run_experiment
 from multiview_lab.protocol.registry import is_enabled
+from multiview_lab.protocol.sharing import apply_protocol_sharing
 from multiview_lab.protocol.splits import key_columns
-from multiview_lab.protocol.tuning import apply_protocol_sharing
 
 logger = logging.getLogger(__name__)
 
