@@ -72,3 +72,25 @@ def test_a_data_set_of_the_same_name_but_other_data_is_sent_again(data, split_ta
         local.results.drop(columns=TIMING), second.results.drop(columns=TIMING)
     )
     assert not first.results["accuracy"].equals(second.results["accuracy"])
+
+
+def test_shared_inner_cvs_run_on_dask_as_locally(data, split_table, backend):
+    """``tune.once_per``: the shared CVs are sent to the cluster like units and give the
+    local tables (chosen points, CV scores, ``tuned_on``, scores)."""
+    methods = {
+        "tree": {
+            "estimator": "ConcatViews",
+            "params": {"estimator": "sklearn.tree.DecisionTreeClassifier"},
+            "tune": {
+                "grid": {"params": [{"max_depth": d} for d in (1, 2, 4)]},
+                "folds": 3,
+                "once_per": ["dataset", "repeat"],
+            },
+        }
+    }
+    local = run_experiment(ViewsTask(), data, split_table, methods, execution={"n_jobs": 1})
+    dask = run_experiment(ViewsTask(), data, split_table, methods, backend=backend)
+    pd.testing.assert_frame_equal(
+        local.results.drop(columns=TIMING), dask.results.drop(columns=TIMING)
+    )
+    assert (dask.results["tuned_on"] == "fold=0").all()
