@@ -237,14 +237,9 @@ def run_experiment(
             for name, m in parsed.items()
         }
         for i, (unit, method, split) in enumerate(units):
-            arrays = [
-                np.asarray(v)
-                for k, v in split.items()
-                if k not in keys and k != "seed" and v is not None
-            ]
             key = unit_key(
                 unit, method.spec(), settings, keep[i], data_fp[unit["dataset"]],
-                array_fingerprint(*arrays), code[method.name],
+                _split_arrays(split, keys), code[method.name],
             )  # fmt: skip
             paths[i] = cache_path(cache_dir, key)
             if paths[i].exists():
@@ -281,13 +276,7 @@ def run_experiment(
         except Exception as exc:
             raise RuntimeError(f"{label}: unit {unit} failed: {exc}") from exc
         finish(i, out)
-    # a data set travels once per backend, keyed by its content: another experiment (or
-    # pipeline) whose data set has the same name but other data never gets the old copy
-    names = {units[i][0]["dataset"] for i in remote}
-    refs = {
-        name: backend.put(data_fp.get(name) or _data_fingerprint(datasets[name]), datasets[name])
-        for name in names
-    }
+    refs = _put_datasets(backend, {units[i][0]["dataset"] for i in remote}, datasets, data_fp)
     calls = [
         (task, units[i][1], refs[units[i][0]["dataset"]], units[i][2], units[i][0], blas, keep[i])
         for i in remote
@@ -302,6 +291,15 @@ def run_experiment(
             f"{' (finished units are cached: rerun to resume)' if cache_dir else ''}: {exc}"
         ) from exc
     return _assemble(units, outputs, n_cached, added)
+
+
+def _put_datasets(backend, names, datasets, data_fp) -> dict[str, Any]:
+    """Each named data set sent to the backend once, keyed by its content (a data set of
+    another experiment with the same name but other data never gets the old copy)."""
+    return {
+        name: backend.put(data_fp.get(name) or _data_fingerprint(datasets[name]), datasets[name])
+        for name in names
+    }
 
 
 def _split_arrays(split: Mapping[str, Any], keys: Sequence[str]) -> str:
@@ -344,11 +342,9 @@ def _tune_shared(task, datasets, units, keys, groups, added, backend, config, se
         len(refs) - len(todo),
     )  # fmt: skip
     progress = _Progress(f"{label} shared inner CV", len(todo))
-    names = {units[refs[j][2]][0]["dataset"] for j in todo}
-    puts = {
-        name: backend.put(data_fp.get(name) or _data_fingerprint(datasets[name]), datasets[name])
-        for name in names
-    }
+    puts = _put_datasets(
+        backend, {units[refs[j][2]][0]["dataset"] for j in todo}, datasets, data_fp
+    )
     calls = []
     for j in todo:
         unit, method, split = units[refs[j][2]]
