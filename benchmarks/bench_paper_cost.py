@@ -61,7 +61,7 @@ from _stages import prepare_stages  # noqa: E402
 from multiview_lab.protocol.engine import _unit_record  # noqa: E402
 from multiview_lab.protocol.execution import check_execution  # noqa: E402
 from multiview_lab.protocol.registry import is_enabled, parse_methods  # noqa: E402
-from multiview_lab.protocol.sharing import apply_protocol_sharing  # noqa: E402
+from multiview_lab.protocol.sharing import apply_protocol_sharing, shared_groups  # noqa: E402
 from multiview_lab.protocol.splits import key_columns  # noqa: E402
 from multiview_lab.protocol.unit import _tune, run_unit  # noqa: E402
 
@@ -132,17 +132,15 @@ def time_unit(task, method, data, split, unit, blas, tune_points: int) -> tuple[
         return inner * len(grid) / len(picks), clock() - start
 
 
-def _n_inner_cvs(members) -> int:
+def _n_inner_cvs(members, keys) -> int:
     """How many inner CVs the engine runs for these units: one per unit, or one per group of
-    ``tune.once_per`` (:mod:`multiview_lab.protocol.tuning`), none without ``tune``."""
+    ``tune.once_per`` (grouped as the engine groups them, :func:`shared_groups`), none
+    without ``tune``."""
     method = members[0][1]
     if not method.tune:
         return 0
-    once = method.tune.get("once_per")
-    if once is None:
-        return len(members)
-    once = [once] if isinstance(once, str) else list(once)
-    return len({tuple(unit.get(k) for k in once) for unit, _, _ in members})
+    groups = shared_groups(members, keys)
+    return len(groups[method.name]) if groups else len(members)
 
 
 def time_stage(
@@ -180,7 +178,7 @@ def time_stage(
                     {"stage": stage["label"], "method": g[0],
                      **dict(zip(group_keys, g[1:], strict=True)), "units": len(members),
                      "timed": 0, "unit_s": float("nan"), "cv_s": float("nan"),
-                     "fit_s": float("nan"), "inner_cvs": _n_inner_cvs(members),
+                     "fit_s": float("nan"), "inner_cvs": _n_inner_cvs(members, keys),
                      "distributed": members[0][1].distributed}
                 )  # fmt: skip
                 continue
@@ -196,7 +194,7 @@ def time_stage(
             unit_s=cv_s + fit_s,  # a unit with its own inner CV
             cv_s=cv_s,
             fit_s=fit_s,
-            inner_cvs=_n_inner_cvs(members),
+            inner_cvs=_n_inner_cvs(members, keys),
             distributed=members[0][1].distributed,
         )
         rows.append(row)
