@@ -43,9 +43,10 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from _stages import prepare_stages  # noqa: E402
 
 from multiview_lab.protocol import DaskBackend, run_experiment  # noqa: E402
+from multiview_lab.protocol.unit import TIMING_COLUMNS  # noqa: E402
 
 PIPELINES = ["pbmvboost", "gbc", "miml", "memd", "mvfs"]
-TIMING = ["fit_time_s", "score_time_s"]
+TIMING = list(TIMING_COLUMNS)
 
 
 def _timed(fn):

@@ -121,7 +121,7 @@ def test_stable_seed_is_deterministic_and_key_sensitive():
 
 
 def test_code_closure_follows_imports_not_the_whole_package():
-    from multiview_lab.evaluation import code_closure
+    from multiview_lab.protocol.cache import code_closure
 
     cq = code_closure("multiview_lab.pbmvboost.cqboost")
     assert cq == (
@@ -142,7 +142,7 @@ def test_code_closure_follows_imports_not_the_whole_package():
 def test_code_fingerprint_changes_with_the_code_a_module_runs_only(tmp_path, monkeypatch):
     """A name imported from a re-exporting package leads to the module defining it; editing a
     module that is re-exported beside it but not used leaves the fingerprint unchanged."""
-    from multiview_lab.evaluation import code_closure, code_fingerprint
+    from multiview_lab.protocol.cache import code_closure, code_fingerprint
 
     pkg = tmp_path / "fppkg"
     (pkg / "sub").mkdir(parents=True)

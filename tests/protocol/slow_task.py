@@ -1,4 +1,4 @@
-"""A task whose fits take a set time (importable by Dask workers)."""
+"""Tasks whose fits take a set time (importable by Dask workers)."""
 
 import time
 from dataclasses import dataclass
@@ -14,4 +14,17 @@ class SlowViewsTask(ViewsTask):
 
     def fit(self, model, data, split, method):
         time.sleep(self.seconds)
+        super().fit(model, data, split, method)
+
+
+@dataclass
+class BusyViewsTask(ViewsTask):
+    """A :class:`ViewsTask` that computes for ``cpu_seconds`` of CPU before each fit."""
+
+    cpu_seconds: float = 0.05
+
+    def fit(self, model, data, split, method):
+        end = time.process_time() + self.cpu_seconds
+        while time.process_time() < end:
+            pass
         super().fit(model, data, split, method)

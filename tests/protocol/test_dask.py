@@ -10,11 +10,12 @@ import pandas as pd
 import pytest
 
 from multiview_lab.protocol import DaskBackend, ViewsTask, run_experiment
+from multiview_lab.protocol.unit import TIMING_COLUMNS
 from tests.protocol.conftest import METHODS
 from tests.protocol.slow_task import SlowViewsTask
 
 pytestmark = pytest.mark.slow
-TIMING = ["fit_time_s", "score_time_s"]
+TIMING = list(TIMING_COLUMNS)
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +91,10 @@ def test_shared_inner_cvs_run_on_dask_as_locally(data, split_table, backend):
     }
     local = run_experiment(ViewsTask(), data, split_table, methods, execution={"n_jobs": 1})
     dask = run_experiment(ViewsTask(), data, split_table, methods, backend=backend)
+    timing = [*TIMING, "shared_cv_cpu_time_s"]
     pd.testing.assert_frame_equal(
-        local.results.drop(columns=TIMING), dask.results.drop(columns=TIMING)
+        local.results.drop(columns=timing), dask.results.drop(columns=timing)
     )
     assert (dask.results["tuned_on"] == "fold=0").all()
+    # the CV's cost is on its reference unit's rows only (first fold of each repeat)
+    assert (dask.results["shared_cv_cpu_time_s"].notna() == (dask.results["fold"] == 0)).all()

@@ -7,9 +7,10 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.tree import DecisionTreeClassifier
 
 from multiview_lab.protocol import ViewsTask, engine, parse_methods, run_experiment
+from multiview_lab.protocol.unit import TIMING_COLUMNS
 from tests.protocol.conftest import METHODS
 
-TIMING = ["fit_time_s", "score_time_s"]
+TIMING = list(TIMING_COLUMNS)
 
 
 def _run(data, split_table, methods=METHODS, task=None, **execution):
@@ -167,7 +168,7 @@ def test_a_disabled_method_is_not_run(data, split_table):
 def test_cache_key_covers_what_a_unit_runs_not_the_scheduler():
     """A paper run resumes over sessions: editing the engine's scheduling, cache or progress
     code must not re-key its units, editing the unit's own code must."""
-    from multiview_lab.evaluation import code_closure
+    from multiview_lab.protocol.cache import code_closure
     from multiview_lab.protocol.unit import run_unit
 
     closure = code_closure(
@@ -177,6 +178,11 @@ def test_cache_key_covers_what_a_unit_runs_not_the_scheduler():
     assert "multiview_lab.protocol.tasks" in closure
     assert "multiview_lab.protocol.engine" not in closure
     assert "multiview_lab.protocol.execution" not in closure
+    # nor the reporting helpers or the cache's own code: the spec builder is the only project
+    # code between a conf entry and its estimator
+    assert "multiview_lab.specs" in closure
+    assert "multiview_lab.evaluation" not in closure
+    assert "multiview_lab.protocol.cache" not in closure
     # a shared inner CV (tune.once_per) is keyed by its computation, not by the grouping
     from multiview_lab.protocol.tuning import run_tune
 
@@ -190,7 +196,7 @@ def test_cache_key_covers_nested_estimators_and_skips_library_ones(data, split_t
     """A scikit-learn meta-estimator around a project estimator (the benchmark's one-vs-rest
     methods, a Pipeline) is cached, keyed by the project estimator's code; library code is
     covered by the library versions (its compiled modules have no source to read)."""
-    from multiview_lab.evaluation import estimator_modules
+    from multiview_lab.specs import estimator_modules
 
     ovr = {
         "estimator": "sklearn.multiclass.OneVsRestClassifier",
@@ -258,6 +264,9 @@ def test_once_per_tunes_on_each_groups_first_split_and_reuses_its_choice(
             expected = np.mean(clf.predict(X[split["test"]]) == y[split["test"]])
             assert row["accuracy"] == pytest.approx(expected, abs=1e-12)
         assert rows[rows["fold"] == 0].iloc[0]["accuracy"] == ref["accuracy"]
+    # the shared CV's CPU seconds: once per group, on its reference unit's rows
+    assert (tree["shared_cv_cpu_time_s"].notna() == (tree["fold"] == 0)).all()
+    assert (tree["shared_cv_cpu_time_s"].dropna() > 0).all()
     untouched = shared[shared["method"] == "logreg"].drop(columns=TIMING).reset_index(drop=True)
     expected = every[every["method"] == "logreg"].drop(columns=TIMING).reset_index(drop=True)
     pd.testing.assert_frame_equal(untouched[expected.columns], expected)
@@ -275,10 +284,13 @@ def test_once_per_tunes_on_each_groups_first_split_and_reuses_its_choice(
         execution={"n_jobs": 1, "cache_dir": cache},
     )  # fmt: skip
     assert again.n_cached == n_units
+    timing = [*TIMING, "shared_cv_cpu_time_s"]
     pd.testing.assert_frame_equal(
-        again.results.drop(columns=TIMING), first.results.drop(columns=TIMING)
+        again.results.drop(columns=timing), first.results.drop(columns=timing)
     )
-    pd.testing.assert_frame_equal(first.results.drop(columns=TIMING), shared.drop(columns=TIMING))
+    pd.testing.assert_frame_equal(first.results.drop(columns=timing), shared.drop(columns=timing))
+    # a rerun from the cache reports the cached costs, not the cost of reading them
+    pd.testing.assert_series_equal(again.results["cpu_time_s"], first.results["cpu_time_s"])
 
 
 def test_once_per_errors_name_the_key(data, split_table):
@@ -315,3 +327,24 @@ def test_tuned_on_names_every_key_outside_the_group():
            "split": 0, "seed": 7}  # fmt: skip
     assert tuned_on(ref, ["dataset", "setting", "train_pct"]) == "split=0"
     assert tuned_on(ref, "train_pct") == "dataset=mfeat, setting=uniform, split=0"
+
+
+def test_cpu_time_is_the_units_computation_inner_cv_included(data, split_table):
+    """``cpu_time_s`` counts the CPU a unit uses (every inner-CV fit and the final fit), not the
+    time it waits: the cost of a paper run measured whatever else shares the cores."""
+    from tests.protocol.slow_task import BusyViewsTask, SlowViewsTask
+
+    one = split_table.iloc[:1]
+    tuned = {
+        "tree": {
+            "estimator": "ConcatViews",
+            "params": {"estimator": "sklearn.tree.DecisionTreeClassifier"},
+            "tune": {"grid": {"params": [{"max_depth": d} for d in (1, 2)]}, "folds": 2},
+        },
+        "logreg": METHODS["logreg"],
+    }
+    r = _run(data, one, tuned, task=BusyViewsTask(cpu_seconds=0.05)).results.set_index("method")
+    assert r.loc["tree", "cpu_time_s"] >= 5 * 0.05  # 2 points x 2 folds + the final fit
+    assert 0.05 <= r.loc["logreg", "cpu_time_s"] < 5 * 0.05
+    waits = _run(data, one, METHODS, task=SlowViewsTask(seconds=0.3)).results
+    assert (waits["fit_time_s"] >= 0.3).all() and (waits["cpu_time_s"] < 0.25).all()

@@ -26,7 +26,7 @@ from multiview_lab.protocol.tasks import (
     ViewsTask,
     classification_scores,
 )
-from multiview_lab.protocol.unit import UnitResult, run_unit
+from multiview_lab.protocol.unit import TIMING_COLUMNS, UnitResult, run_unit
 
 __all__ = [
     "BagsTask",
@@ -37,6 +37,7 @@ __all__ = [
     "Method",
     "Task",
     "TransductiveTask",
+    "TIMING_COLUMNS",
     "UnitResult",
     "ViewsTask",
     "backend_from_config",

@@ -9,7 +9,7 @@ estimator, :mod:`multiview_lab.protocol.tasks`), the data sets, a split table
    methods see the same training rows and the same seed for their inner randomness);
 3. looks each unit up in the resumable unit cache (``cache_dir``), keyed by the unit, the
    method's entry, the task's settings, the data set's and the split's arrays, and the code the
-   unit runs (:func:`multiview_lab.evaluation.code_fingerprint` of
+   unit runs (:func:`multiview_lab.protocol.cache.code_fingerprint` of
    :mod:`~multiview_lab.protocol.unit`, the task's and the estimator's modules, not of this
    scheduling code): an interrupted run resumes where it stopped, a change of one method's
    code refits only that method's units;
@@ -35,13 +35,7 @@ import joblib
 import numpy as np
 import pandas as pd
 
-from multiview_lab.evaluation import (
-    array_fingerprint,
-    cache_path,
-    code_fingerprint,
-    estimator_modules,
-    unit_key,
-)
+from multiview_lab.protocol.cache import array_fingerprint, cache_path, code_fingerprint, unit_key
 from multiview_lab.protocol.execution import backend_from_config, check_execution
 from multiview_lab.protocol.registry import Method, is_enabled, parse_methods
 from multiview_lab.protocol.sharing import shared_groups, tuned_on
@@ -49,6 +43,7 @@ from multiview_lab.protocol.splits import key_columns
 from multiview_lab.protocol.tasks import Task
 from multiview_lab.protocol.tuning import run_tune
 from multiview_lab.protocol.unit import UnitResult, run_unit
+from multiview_lab.specs import estimator_modules
 
 logger = logging.getLogger(__name__)
 
@@ -367,6 +362,10 @@ def _tune_shared(task, datasets, units, keys, groups, added, backend, config, se
             unit, _, split = units[i]
             units[i] = (unit, fixed, split)
             added[i] = {**out["scores"], **_scalars(out["params"]), "tuned_on": where}
+        # the shared CV's cost, once, on its reference unit's rows (absent from CVs cached by
+        # an earlier version)
+        if "cpu_time_s" in out:
+            added[ref]["shared_cv_cpu_time_s"] = out["cpu_time_s"]
     return units
 
 

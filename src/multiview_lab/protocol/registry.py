@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from multiview_lab.evaluation import build_estimator, resolve_estimator_class
+from multiview_lab.specs import build_estimator, resolve_estimator_class
 
 #: keys every method entry may have
 ENGINE_KEYS = ("estimator", "params", "tune", "distributed", "enabled")

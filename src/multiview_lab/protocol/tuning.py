@@ -15,6 +15,7 @@ for the same split and seed.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -34,7 +35,9 @@ def run_tune(
     blas_threads: int | None = 1,
 ) -> dict[str, Any]:
     """The inner CV of ``method.tune`` on one split: ``{"params": best point, "scores":
-    {"cv_<metric>": its mean inner-CV score}}`` (no side effects)."""
+    {"cv_<metric>": its mean inner-CV score}, "cpu_time_s": its CPU seconds in this process}``
+    (no side effects)."""
+    start = time.process_time()
     with threadpool_limits(limits=blas_threads):
         params, scores = _tune(task, method, data, split, int(unit["seed"]))
-    return {"params": params, "scores": scores}
+    return {"params": params, "scores": scores, "cpu_time_s": time.process_time() - start}

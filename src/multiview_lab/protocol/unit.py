@@ -2,7 +2,7 @@
 
 This module is what a unit's result depends on (besides the task and the estimator): the unit
 cache keys every result by the code of this module, of the task's and of the estimator's (their
-import closures, :func:`multiview_lab.evaluation.code_fingerprint`). The scheduling, caching and
+import closures, :func:`multiview_lab.protocol.cache.code_fingerprint`). The scheduling, caching and
 progress code of :mod:`multiview_lab.protocol.engine` is not part of that key, so editing it
 keeps a multi-session paper run's cache valid.
 """
@@ -69,6 +69,10 @@ def _tune(task: Task, method: Method, data, split, seed: int) -> tuple[dict, dic
     return dict(best), {f"cv_{metric}": best_score}
 
 
+TIMING_COLUMNS = ("fit_time_s", "score_time_s", "cpu_time_s")
+"""The timing columns of every result row (they vary from run to run; the rest does not)."""
+
+
 def run_unit(
     task: Task,
     method: Method,
@@ -79,8 +83,16 @@ def run_unit(
     keep_model: bool = False,
     inject: Mapping[str, Any] | None = None,
 ) -> UnitResult:
-    """Fit ``method`` on one split of ``data`` and score it (no side effects)."""
+    """Fit ``method`` on one split of ``data`` and score it (no side effects).
+
+    Each row gets the unit's timings: ``fit_time_s`` and ``score_time_s`` (wall seconds of the
+    final fit and of the scoring) and ``cpu_time_s``, the CPU seconds of this process for the
+    whole unit (inner CV, fit, scoring and extras). With one BLAS thread per unit that is the
+    unit's cost whatever else shares the cores; a unit with several score rows repeats it on
+    each.
+    """
     seed = int(unit["seed"])
+    cpu_start = time.process_time()
     with threadpool_limits(limits=blas_threads):
         params, tuned = ({}, {})
         if method.tune:
@@ -96,7 +108,11 @@ def run_unit(
     if inject and "client" in inject:  # a live client does not pickle: the model keeps none
         model.set_params(client=None)
     info = task.info(model)
-    timing = {"fit_time_s": fit_time, "score_time_s": score_time}
+    timing = {
+        "fit_time_s": fit_time,
+        "score_time_s": score_time,
+        "cpu_time_s": time.process_time() - cpu_start,
+    }
     scores = [scores] if isinstance(scores, Mapping) else list(scores)
     rows = [{**unit, **tuned, **info, **s, **timing} for s in scores]
     return UnitResult(rows=rows, extras=extras, model=model if keep_model else None)

@@ -96,7 +96,7 @@ class ConcatViews(MultiviewMixin, MetaEstimatorMixin, ClassifierMixin, BaseEstim
         if est is None:
             raise ValueError("ConcatViews needs an estimator.")
         if isinstance(est, str):
-            from multiview_lab.evaluation import resolve_estimator_class
+            from multiview_lab.specs import resolve_estimator_class
 
             est = resolve_estimator_class(est)()
         est = clone(est)

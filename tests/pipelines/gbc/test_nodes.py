@@ -26,6 +26,7 @@ from multiview_lab.pipelines.gbc.task import (
     split_sources,
 )
 from multiview_lab.protocol import parse_methods, run_experiment
+from multiview_lab.protocol.unit import TIMING_COLUMNS
 
 
 def _views(y, rng, dims=(6, 5, 4)):
@@ -226,7 +227,7 @@ def test_results_are_paired_and_do_not_depend_on_n_jobs(evaluated, datasets):
     splits, out = evaluated
     r1, r2 = out[1].results, out[2].results
     assert len(r1) == len(splits) * len(METHODS)
-    timing = ["fit_time_s", "score_time_s"]
+    timing = list(TIMING_COLUMNS)
     pd.testing.assert_frame_equal(r1.drop(columns=timing), r2.drop(columns=timing))
     pd.testing.assert_frame_equal(out[1].extras["weights"], out[2].extras["weights"])
     assert r1["error"].between(0, 1).all()
@@ -385,7 +386,7 @@ def test_source_count_study(datasets):
     assert table["error"].between(0, 1).all()
     assert (table["seed"].to_numpy() == splits["seed"].to_numpy()).all()
     again = _run(datasets, splits, METHODS, task=task, n_jobs=2).results
-    timing = ["fit_time_s", "score_time_s"]
+    timing = list(TIMING_COLUMNS)
     pd.testing.assert_frame_equal(table.drop(columns=timing), again.drop(columns=timing))
     # a non-overlapping study deletes records of the chosen sources only
     non = make_source_count_splits(datasets, {**STUDY, "setting": "non_overlapping"}, METHODS)

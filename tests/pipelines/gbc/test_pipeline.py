@@ -12,6 +12,7 @@ import pytest
 from multiview_lab.gbc.graphs import edges_to_adjacency
 from multiview_lab.io import NpzDataset
 from multiview_lab.protocol import close_backends
+from multiview_lab.protocol.unit import TIMING_COLUMNS
 from tests.conftest import (
     logged_models,
     make_project_copy,
@@ -47,7 +48,7 @@ def test_catalog_outputs(gbc_smoke_project):
     assert len(results) == 2 * 2 * 2 * len(METHODS)  # datasets x settings x train % x methods
     assert list(results.columns) == [
         "dataset", "method", "setting", "train_pct", "split", "seed", "lambda0", "lambda1",
-        "n_iter", "error", "fit_time_s", "score_time_s",
+        "n_iter", "error", "fit_time_s", "score_time_s", "cpu_time_s",
     ]  # fmt: skip
     assert set(results["method"]) == METHODS
     assert (results.groupby(["dataset", "setting", "train_pct"])["seed"].nunique() == 1).all()
@@ -137,7 +138,7 @@ def gbc_dask_project(tmp_path_factory, mlflow_uri):
 
 def test_dask_backend_gives_the_local_tables(gbc_smoke_project, gbc_dask_project):
     """The smoke run on a real 2-worker LocalCluster (processes): same tables but timings."""
-    timing = ["fit_time_s", "score_time_s"]
+    timing = list(TIMING_COLUMNS)
     for table in ("results", "weights", "sources_results"):
         local, remote = (
             pd.read_csv(p / f"data/07_model_output/gbc/{table}.csv")

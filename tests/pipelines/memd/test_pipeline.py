@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 import yaml
 
+from multiview_lab.protocol.unit import TIMING_COLUMNS
 from tests.conftest import (
     PROJECT_ROOT,
     logged_models,
@@ -22,7 +23,7 @@ from tests.conftest import (
 pytestmark = pytest.mark.slow
 
 RAW = ["genes", "20newsgroups"]
-TIMING = ["fit_time_s", "score_time_s"]
+TIMING = list(TIMING_COLUMNS)
 
 
 @pytest.fixture(scope="module")

@@ -11,10 +11,11 @@ from multiview_lab.miml.metrics import one_minus_average_precision
 from multiview_lab.pipelines.miml.report import figure3_study
 from multiview_lab.pipelines.miml.task import CorelTask, Figure3Task, SceneTask
 from multiview_lab.protocol import run_experiment
+from multiview_lab.protocol.unit import TIMING_COLUMNS
 from tests.pipelines.miml.conftest import COREL_METHODS, FIGURE3, METHODS
 
 METRICS = ["hamming_loss", "one_error", "coverage", "ranking_loss", "one_minus_average_precision"]
-TIMES = ["fit_time_s", "score_time_s"]
+TIMES = list(TIMING_COLUMNS)
 
 
 def _run(task, data, splits, methods, n_jobs=1, **kw):

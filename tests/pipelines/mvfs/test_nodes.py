@@ -18,6 +18,7 @@ from multiview_lab.pipelines.mvfs.nodes import (
 )
 from multiview_lab.pipelines.mvfs.task import build_classifier, make_task, standardise_split
 from multiview_lab.protocol import run_experiment
+from multiview_lab.protocol.unit import TIMING_COLUMNS
 
 SELECTORS = {
     "ADMM": {
@@ -55,7 +56,7 @@ LAM_CV = {
     "k": None,
     "classifiers": None,
 }
-TIMING = ["fit_time_s", "score_time_s"]
+TIMING = list(TIMING_COLUMNS)
 
 
 def run(views, splits, selectors=SELECTORS, protocol=PROTOCOL, execution=LOCAL):

@@ -4,10 +4,11 @@ processes) gives the tables of the local run."""
 import pandas as pd
 import pytest
 
+from multiview_lab.protocol.unit import TIMING_COLUMNS
 from tests.conftest import make_project_copy, mlflow_runs, run_pipeline
 
 pytestmark = pytest.mark.slow
-TIMING = ["fit_time_s", "score_time_s"]
+TIMING = list(TIMING_COLUMNS)
 
 
 def test_dask_backend_gives_the_local_tables(tmp_path, pbmvboost_smoke_project):

@@ -8,6 +8,7 @@ from multiview_lab.pbmvboost.metrics import binary_scores
 from multiview_lab.pipelines.pbmvboost.nodes import draw_training_samples, plot_figure4
 from multiview_lab.pipelines.pbmvboost.task import OneVsAllTask
 from multiview_lab.protocol import parse_methods, run_experiment
+from multiview_lab.protocol.unit import TIMING_COLUMNS
 from tests.conftest import synthetic_views
 
 
@@ -60,7 +61,7 @@ def test_a_unit_is_the_one_vs_all_fit_scored_on_the_test_set(views):
 
 def test_results_do_not_depend_on_n_jobs(views):
     a, b = _run(views, METHODS, 1), _run(views, METHODS, 2)
-    timing = ["fit_time_s", "score_time_s"]
+    timing = list(TIMING_COLUMNS)
     pd.testing.assert_frame_equal(a.results.drop(columns=timing), b.results.drop(columns=timing))
     pd.testing.assert_frame_equal(a.extras["trajectories"], b.extras["trajectories"])
 
@@ -83,7 +84,7 @@ def test_a_reading_scores_like_a_model_fitted_with_its_options(views):
     a, b = _run(views, shared).results, _run(views, separate).results
     keys = ["method", "task", "draw"]
     a, b = a.sort_values(keys, ignore_index=True), b.sort_values(keys, ignore_index=True)
-    cols = [c for c in b.columns if c not in ("fit_time_s", "score_time_s")]
+    cols = [c for c in b.columns if c not in TIMING_COLUMNS]
     pd.testing.assert_frame_equal(a[cols], b[cols])
     assert (a[a["method"] == "PB"]["accuracy"].to_numpy() != 0).all()
 

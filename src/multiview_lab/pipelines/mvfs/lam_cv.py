@@ -17,9 +17,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from multiview_lab.evaluation import build_estimator
 from multiview_lab.pipelines.mvfs.task import ZScoredViewsTask, build_classifier
 from multiview_lab.protocol import run_experiment
+from multiview_lab.specs import build_estimator
 
 logger = logging.getLogger(__name__)
 
