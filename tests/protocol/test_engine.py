@@ -348,3 +348,24 @@ def test_cpu_time_is_the_units_computation_inner_cv_included(data, split_table):
     assert 0.05 <= r.loc["logreg", "cpu_time_s"] < 5 * 0.05
     waits = _run(data, one, METHODS, task=SlowViewsTask(seconds=0.3)).results
     assert (waits["fit_time_s"] >= 0.3).all() and (waits["cpu_time_s"] < 0.25).all()
+
+
+def test_the_measured_cost_sums_every_unit_and_shared_cv_cached_or_not(
+    data, split_table, tmp_path, caplog
+):
+    """``ExperimentResult.cpu_seconds``: the recorded cost of every unit and shared CV of the
+    results, also when they come from the cache (a run resumed over sessions reports the
+    protocol's whole cost); the log's last line says it."""
+    import logging
+
+    methods = _tree_grid(["dataset", "repeat"])
+    cache = str(tmp_path / "cache")
+    first = _run(data, split_table, methods, cache_dir=cache)
+    r = first.results
+    expected = r["cpu_time_s"].sum() + r["shared_cv_cpu_time_s"].sum()
+    assert first.cpu_seconds == pytest.approx(expected) and first.n_unmeasured == 0
+    assert r["shared_cv_cpu_time_s"].notna().sum() == 2  # one per repeat
+    with caplog.at_level(logging.INFO, logger="multiview_lab.protocol.engine"):
+        again = _run(data, split_table, methods, cache_dir=cache)
+    assert again.n_cached == len(r) and again.cpu_seconds == pytest.approx(first.cpu_seconds)
+    assert "from the cache" in caplog.text and "measured cost of all of them" in caplog.text

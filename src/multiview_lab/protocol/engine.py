@@ -50,12 +50,19 @@ logger = logging.getLogger(__name__)
 
 @dataclass
 class ExperimentResult:
-    """The results table, the extra tables (name -> DataFrame) and the kept models."""
+    """The results table, the extra tables (name -> DataFrame) and the kept models.
+
+    ``cpu_seconds`` is the measured cost of every unit and shared inner CV of the results,
+    the cached ones included (their ``cpu_time_s`` as recorded when they ran);
+    ``n_unmeasured`` counts those without a record (cached by a version before it).
+    """
 
     results: pd.DataFrame
     extras: dict[str, pd.DataFrame]
     models: dict[str, Any]
     n_cached: int = 0
+    cpu_seconds: float = 0.0
+    n_unmeasured: int = 0
 
 
 def _keep(keep_models: Mapping[str, Any] | None, unit: dict[str, Any], first: bool) -> bool:
@@ -183,6 +190,7 @@ def run_experiment(
         the scores, ``fit_time_s``, ``score_time_s``), ``extras`` (the tasks' extra tables,
         concatenated), ``models`` (:func:`model_name` -> fitted estimator) and ``n_cached``.
     """
+    started = time.perf_counter()
     config = check_execution(execution)
     if not methods:
         raise ValueError(f"{label}: no method registered: the pipeline's registry is empty.")
@@ -285,7 +293,27 @@ def run_experiment(
             f"{label}: a unit failed after {done} of {len(units)} units"
             f"{' (finished units are cached: rerun to resume)' if cache_dir else ''}: {exc}"
         ) from exc
-    return _assemble(units, outputs, n_cached, added)
+    result = _assemble(units, outputs, n_cached, added)
+    logger.info(
+        "%s: %d units done (%d from the cache) in %s; measured cost of all of them %s%s.",
+        label, len(units), n_cached, _duration(time.perf_counter() - started), _cpu(result.cpu_seconds),
+        f" ({result.n_unmeasured} cached units without a record)" if result.n_unmeasured else "",
+    )  # fmt: skip
+    return result
+
+
+def _duration(seconds: float) -> str:
+    """``42 s``, ``12.5 min`` or ``3.2 h``."""
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    return f"{seconds / 60:.1f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
+
+
+def _cpu(seconds: float) -> str:
+    """CPU seconds as ``42 CPU s``, ``12.5 CPU min`` or ``3.2 CPU-h``."""
+    if seconds < 120:
+        return f"{seconds:.0f} CPU s"
+    return f"{seconds / 60:.1f} CPU min" if seconds < 7200 else f"{seconds / 3600:.2f} CPU-h"
 
 
 def _put_datasets(backend, names, datasets, data_fp) -> dict[str, Any]:
@@ -415,9 +443,14 @@ def _assemble(units, outputs: list[UnitResult], n_cached: int, added=None) -> Ex
                 extras.setdefault(name, []).append(frame)
         if out.model is not None:
             models[model_name(unit)] = out.model
+    recorded = [out.rows[0].get("cpu_time_s") if out.rows else None for out in outputs]
+    cpu = sum(float(c) for c in recorded if c is not None)
+    cpu += sum(float(a.get("shared_cv_cpu_time_s", 0.0)) for a in added)
     return ExperimentResult(
         results=pd.DataFrame(rows),
         extras={k: pd.concat(v, ignore_index=True) for k, v in extras.items()},
         models=models,
         n_cached=n_cached,
+        cpu_seconds=cpu,
+        n_unmeasured=sum(c is None for c in recorded),
     )

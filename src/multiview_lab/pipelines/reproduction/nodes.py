@@ -74,6 +74,54 @@ def check_claims(papers: Mapping[str, Any], tables: Mapping[str, Any], **inputs:
     return verdicts
 
 
+def measure_costs(tables: Mapping[str, Any], **inputs: Any) -> pd.DataFrame:
+    """The measured cost of each pipeline's results: one row per results table that records it.
+
+    A unit's rows (one per score row: a feature count, a classifier, ...) repeat its timings,
+    so a unit is the rows sharing ``method``, ``seed`` and ``fit_time_s`` (a float measured per
+    unit: two units never share it); a shared inner CV adds its ``shared_cv_cpu_time_s`` once.
+    Columns: ``pipeline``, ``table``, ``units``, ``measured`` (units with a ``cpu_time_s``;
+    results written before it have none) and ``cpu_hours``.
+    """
+    data, _, _ = _split_inputs(inputs)
+    rows = []
+    for name in tables:
+        frame = data.get(name)
+        if frame is None or "cpu_time_s" not in getattr(frame, "columns", ()):
+            continue
+        by = [c for c in ("method", "seed", "fit_time_s") if c in frame.columns]
+        units = frame.drop_duplicates(by)
+        measured = units[units["cpu_time_s"].notna()]
+        shared = units.get("shared_cv_cpu_time_s")  # on every row of its reference unit
+        shared_s = 0.0 if shared is None else float(shared.dropna().sum())
+        rows.append(
+            {
+                "pipeline": name.partition(".")[0],
+                "table": name,
+                "units": len(units),
+                "measured": len(measured),
+                "cpu_hours": (float(measured["cpu_time_s"].sum()) + shared_s) / 3600,
+            }
+        )
+    return pd.DataFrame(rows, columns=["pipeline", "table", "units", "measured", "cpu_hours"])
+
+
+def _cost_text(costs: pd.DataFrame | None, pipeline: str | None) -> str:
+    """``measured cost 5.2 CPU-hours over 1,200 units`` (and how many have no record)."""
+    if costs is None or not len(costs) or pipeline is None:
+        return ""
+    mine = costs[costs["pipeline"] == pipeline]
+    if not len(mine):
+        return ""
+    units, measured = int(mine["units"].sum()), int(mine["measured"].sum())
+    if measured == 0:
+        return "; cost not recorded (results written before units recorded their CPU time)"
+    missing = f", {units - measured:,} units without a record" if measured < units else ""
+    return (
+        f"; measured cost {mine['cpu_hours'].sum():.2f} CPU-hours over {measured:,} units{missing}"
+    )
+
+
 def verdict_metrics(verdicts: pd.DataFrame) -> dict[str, float]:
     """Counts of each verdict, overall and per paper (MLflow metrics)."""
     out: dict[str, float] = {}
@@ -114,10 +162,14 @@ def _counts_line(group: pd.DataFrame) -> str:
 
 
 def write_report(
-    verdicts: pd.DataFrame, papers: Mapping[str, Any], **infos: Any
+    verdicts: pd.DataFrame,
+    papers: Mapping[str, Any],
+    costs: pd.DataFrame | None = None,
+    **infos: Any,
 ) -> tuple[str, str]:
     """The report as Markdown and as a standalone HTML page: per paper, where its results came
-    from, then its claims (paper's value, ours, verdict, detail) and links to its figures."""
+    from and what they cost (:func:`measure_costs`), then its claims (paper's value, ours,
+    verdict, detail) and links to its figures."""
     infos = {k.removesuffix(".run_info"): v for k, v in infos.items()}
     text = [c for c in verdicts.columns if c != "n"]  # empty cells come back from CSV as NaN
     verdicts = verdicts.assign(
@@ -148,8 +200,8 @@ def write_report(
         if spec.get("reference"):
             md += [f"*{spec['reference']}*", ""]
         md += [
-            f"Results: {_provenance(infos.get(spec.get('pipeline')), spec.get('protocol_notes'))}. "
-            f"{_counts_line(group)}.",
+            f"Results: {_provenance(infos.get(spec.get('pipeline')), spec.get('protocol_notes'))}"
+            f"{_cost_text(costs, spec.get('pipeline'))}. {_counts_line(group)}.",
             "",
             "| claim | source | paper | ours (n) | verdict | detail |",
             "|---|---|---|---|---|---|",
@@ -163,10 +215,15 @@ def write_report(
         figures = spec.get("figures") or {}
         if figures:
             md += ["", "Figures: " + ", ".join(f"[{k}](../{v})" for k, v in figures.items())]
-    return "\n".join(md) + "\n", _html(verdicts, papers, infos)
+    return "\n".join(md) + "\n", _html(verdicts, papers, infos, costs)
 
 
-def _html(verdicts: pd.DataFrame, papers: Mapping[str, Any], infos: Mapping[str, Any]) -> str:
+def _html(
+    verdicts: pd.DataFrame,
+    papers: Mapping[str, Any],
+    infos: Mapping[str, Any],
+    costs: pd.DataFrame | None = None,
+) -> str:
     esc = html.escape
 
     def badge(v: str) -> str:
@@ -203,8 +260,8 @@ def _html(verdicts: pd.DataFrame, papers: Mapping[str, Any], infos: Mapping[str,
             body.append(f'<p class="ref">{esc(spec["reference"])}</p>')
         body.append(
             f"<p>Results: "
-            f"{md_bold(_provenance(infos.get(spec.get('pipeline')), spec.get('protocol_notes')))}. "
-            f"{esc(_counts_line(group))}.</p>"
+            f"{md_bold(_provenance(infos.get(spec.get('pipeline')), spec.get('protocol_notes')))}"
+            f"{esc(_cost_text(costs, spec.get('pipeline')))}. {esc(_counts_line(group))}.</p>"
         )
         header = (
             "<table><tr><th>claim</th><th>source</th><th>paper</th><th>ours</th><th>n</th>"

@@ -12,6 +12,7 @@ from kedro.pipeline import Node, Pipeline
 from multiview_lab.pipelines.reproduction.nodes import (
     REFERENCE,
     check_claims,
+    measure_costs,
     verdict_metrics,
     write_report,
 )
@@ -57,8 +58,14 @@ def create_pipeline(**kwargs) -> Pipeline:
         [
             Node(check_claims, inputs, "verdicts", name="check_claims"),
             Node(
+                measure_costs,
+                {"tables": "params:tables", **{t: t.replace(".", "_", 1) for t in tables}},
+                "costs",
+                name="measure_costs",
+            ),
+            Node(
                 write_report,
-                {"verdicts": "verdicts", "papers": "params:papers", **infos},
+                {"verdicts": "verdicts", "papers": "params:papers", "costs": "costs", **infos},
                 ["report_md", "report_html"],
                 name="write_report",
             ),

@@ -1,0 +1,56 @@
+"""The reproduction report's measured cost of each pipeline's results."""
+
+import pandas as pd
+import pytest
+
+from multiview_lab.pipelines.reproduction.nodes import measure_costs, write_report
+
+
+def _results():
+    """Two units of 10 and 20 CPU s with two score rows each (e.g. two feature counts), one
+    unit with a shared CV of 100 CPU s on its rows, and one unit cached before the record."""
+    rows = []
+    for method, seed, fit, cpu, shared in (
+        ("A", 1, 0.5, 10.0, None),
+        ("A", 2, 0.7, 20.0, 100.0),
+        ("B", 1, 0.2, None, None),
+    ):
+        for k in (10, 20):
+            rows.append(
+                {"method": method, "seed": seed, "k": k, "fit_time_s": fit, "cpu_time_s": cpu,
+                 "shared_cv_cpu_time_s": shared}
+            )  # fmt: skip
+    return pd.DataFrame(rows)
+
+
+def test_costs_count_each_unit_once_and_each_shared_cv_once():
+    shared = _results()
+    costs = measure_costs(
+        {"p.results": ["method", "seed", "k"], "p.other": ["split"], "q.results": ["x"]},
+        **{"p.results": shared, "p.other": pd.DataFrame({"split": [0]}), "q.results": None},
+    )
+    assert costs.to_dict("records") == [
+        {
+            "pipeline": "p",
+            "table": "p.results",
+            "units": 3,
+            "measured": 2,
+            # 10 + 20 + the shared CV's 100 counted once, not once per score row
+            "cpu_hours": pytest.approx((10 + 20 + 100) / 3600),
+        }
+    ]
+
+
+def test_the_report_states_each_papers_measured_cost():
+    verdicts = pd.DataFrame(
+        {"paper": ["p1", "p2"], "claim": ["c", "d"], "source": ["", ""], "paper_value": ["", ""],
+         "ours": ["", ""], "n": [0, 0], "verdict": ["not run", "not run"], "detail": ["", ""],
+         "group": ["", ""]}
+    )  # fmt: skip
+    papers = {"p1": {"pipeline": "p"}, "p2": {"pipeline": "q"}}
+    costs = measure_costs({"p.results": []}, **{"p.results": _results()})
+    md, page = write_report(verdicts, papers, costs)
+    assert "measured cost 0.04 CPU-hours over 2 units, 1 units without a record" in md
+    assert "measured cost 0.04 CPU-hours" in page
+    old = measure_costs({"p.results": []}, **{"p.results": _results().assign(cpu_time_s=None)})
+    assert "cost not recorded" in write_report(verdicts, papers, old)[0]
