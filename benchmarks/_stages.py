@@ -16,16 +16,18 @@ def training_stages(pipeline) -> dict:
     return stages
 
 
-def prepare_stages(project: Path, name: str, env: str) -> list[dict]:
+def prepare_stages(project: Path, name: str, env: str, runtime_params=None) -> list[dict]:
     """Run pipeline ``name``'s nodes up to its training stages in ``env``; return each stage's
-    inputs: ``label``, ``datasets``, ``splits``, ``methods``, ``protocol``, ``execution`` (the
+    inputs: ``label`` (the registry key), ``protocol_key``, ``datasets``, ``splits``, ``methods``, ``protocol``, ``execution`` (the
     env's global block) and ``make_task``."""
     from kedro.framework.project import pipelines
     from kedro.framework.session import KedroSession
     from kedro.framework.startup import bootstrap_project
 
     bootstrap_project(project)
-    with KedroSession.create(project_path=project, env=env) as session:
+    with KedroSession.create(
+        project_path=project, env=env, runtime_params=runtime_params or {}
+    ) as session:
         context = session.load_context()
         stages = training_stages(pipelines[name])
         needed = sorted({d for key in stages for d in key[:2]})
@@ -34,6 +36,7 @@ def prepare_stages(project: Path, name: str, env: str) -> list[dict]:
         return [
             {
                 "label": registry.removeprefix(f"params:{name}."),
+                "protocol_key": protocol.removeprefix(f"params:{name}."),
                 "datasets": catalog.load(datasets),
                 "splits": catalog.load(splits),
                 "methods": catalog.load(registry),

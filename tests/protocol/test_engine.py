@@ -369,3 +369,51 @@ def test_the_measured_cost_sums_every_unit_and_shared_cv_cached_or_not(
         again = _run(data, split_table, methods, cache_dir=cache)
     assert again.n_cached == len(r) and again.cpu_seconds == pytest.approx(first.cpu_seconds)
     assert "from the cache" in caplog.text and "measured cost of all of them" in caplog.text
+
+
+def test_cache_status_says_what_a_run_would_find_without_running(data, split_table, tmp_path):
+    """A paper run resumed over sessions: which units and shared CVs are done, which wait for
+    their group's CV, which remain, and what the done ones cost, as the run itself keys them."""
+    from multiview_lab.protocol import cache_status
+
+    methods = _tree_grid(["dataset", "repeat"])
+    cache = tmp_path / "cache"
+    execution = {"n_jobs": 1, "cache_dir": str(cache)}
+    before = cache_status(ViewsTask(), data, split_table, methods, execution=execution)
+    assert not cache.exists()  # nothing ran
+    shared, units = (before[before["stage"] == s] for s in ("shared CV", "unit"))
+    assert len(shared) == 2 and (shared["status"] == "to run").all()
+    assert len(units) == 2 * len(split_table)
+    assert (units[units["method"] == "tree"]["status"] == "waiting").all()
+    assert (units[units["method"] == "logreg"]["status"] == "to run").all()
+
+    first = run_experiment(ViewsTask(), data, split_table, methods, execution=execution)
+    done = cache_status(ViewsTask(), data, split_table, methods, execution=execution)
+    assert (done["status"] == "cached").all()
+    measured = done["cpu_time_s"].sum()
+    assert measured == pytest.approx(first.cpu_seconds)
+    # one unit lost: it alone is to run
+    victim = sorted(cache.glob("*.joblib"), key=lambda p: p.stat().st_mtime)[-1]
+    victim.unlink()
+    after = cache_status(ViewsTask(), data, split_table, methods, execution=execution)
+    assert (after["status"] == "to run").sum() == 1
+    with pytest.raises(ValueError, match="cache_dir"):
+        cache_status(ViewsTask(), data, split_table, methods, execution={"n_jobs": 1})
+
+
+def test_cache_only_computes_nothing_and_names_what_is_missing(data, split_table, tmp_path):
+    from multiview_lab.protocol import CacheIncompleteError
+
+    cache = tmp_path / "cache"
+    execution = {"n_jobs": 1, "cache_dir": str(cache), "cache_only": True}
+    with pytest.raises(CacheIncompleteError, match="0 of 2 shared inner CVs in the cache"):
+        run_experiment(ViewsTask(), data, split_table, _tree_grid(["dataset", "repeat"]),
+                       execution=execution)  # fmt: skip
+    with pytest.raises(CacheIncompleteError, match=f"0 of {2 * len(split_table)} units in the cache"):
+        run_experiment(ViewsTask(), data, split_table, METHODS, execution=execution)
+    assert not cache.exists()
+    full = _run(data, split_table, METHODS, cache_dir=str(cache))
+    again = run_experiment(ViewsTask(), data, split_table, METHODS, execution=execution)
+    assert again.n_cached == len(full.results)
+    with pytest.raises(ValueError, match="cache_only needs execution.cache_dir"):
+        _run(data, split_table, METHODS, cache_only=True)

@@ -8,7 +8,13 @@
 * :mod:`~multiview_lab.protocol.engine` — :func:`run_experiment`, the one loop over units.
 """
 
-from multiview_lab.protocol.engine import ExperimentResult, model_name, run_experiment
+from multiview_lab.protocol.engine import (
+    CacheIncompleteError,
+    ExperimentResult,
+    cache_status,
+    model_name,
+    run_experiment,
+)
 from multiview_lab.protocol.execution import (
     DaskBackend,
     LocalBackend,
@@ -31,7 +37,9 @@ from multiview_lab.protocol.unit import TIMING_COLUMNS, UnitResult, run_unit
 __all__ = [
     "BagsTask",
     "DaskBackend",
+    "CacheIncompleteError",
     "ExperimentResult",
+    "cache_status",
     "LocalBackend",
     "MatrixTask",
     "Method",

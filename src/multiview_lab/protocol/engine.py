@@ -173,7 +173,8 @@ def run_experiment(
     execution : mapping, optional
         The ``execution`` block: ``backend`` (``local`` | ``dask``), ``n_jobs``,
         ``scheduler_address``, ``n_workers``, ``threads_per_worker``, ``blas_threads`` (per
-        unit; null: no limit) and ``cache_dir`` (null: no unit cache).
+        unit; null: no limit), ``cache_dir`` (null: no unit cache) and ``cache_only`` (true:
+        compute nothing, raise :class:`CacheIncompleteError` unless every unit is cached).
     backend : LocalBackend or DaskBackend, optional
         A backend to use instead of the one ``execution`` names.
     keep_models : mapping, optional
@@ -192,63 +193,22 @@ def run_experiment(
     """
     started = time.perf_counter()
     config = check_execution(execution)
-    if not methods:
-        raise ValueError(f"{label}: no method registered: the pipeline's registry is empty.")
-    methods = {name: m for name, m in dict(methods).items() if is_enabled(m)}
-    if not methods:
-        raise ValueError(f"{label}: every registered method is disabled (enabled: false).")
-    parsed = {name: m if isinstance(m, Method) else None for name, m in methods.items()}
-    raw = {name: m for name, m in methods.items() if parsed[name] is None}
-    parsed.update(parse_methods(raw, task.method_options) if raw else {})
-    unknown = sorted(set(splits["dataset"]) - set(datasets))
-    if unknown:
-        raise ValueError(f"the splits name data set(s) {unknown} that were not prepared.")
-    keys = key_columns(splits)
-    units: list[tuple[dict, Method, dict]] = []
-    for split in splits.to_dict("records"):
-        for method in parsed.values():
-            if task.applies(method, split):
-                unit = _unit_record(keys, split, method.name)
-                units.append((unit, method, split))
-    if not units:
-        raise ValueError(f"{label}: no unit to run (no method applies to any split).")
-    first = {}
-    for i, (_, method, _) in enumerate(units):
-        first.setdefault(method.name, i)
-    keep = [_keep(keep_models, u, first[m.name] == i) for i, (u, m, _) in enumerate(units)]
-
-    cache_dir = config["cache_dir"]
-    paths: list[Path | None] = [None] * len(units)
-    outputs: list[UnitResult | None] = [None] * len(units)
-    data_fp: dict[str, str] = {}
-    settings = task.settings() if cache_dir else None
-    if cache_dir:
-        data_fp = {name: _data_fingerprint(datasets[name]) for name in set(splits["dataset"])}
-    groups = shared_groups(units, keys)
+    plan = _plan(task, datasets, splits, methods, config, keep_models, label)
+    units, parsed, keep = plan.units, plan.parsed, plan.keep
     added: list[dict[str, Any]] = [{} for _ in units]
-    if groups:
+    if plan.groups:
         if backend is None:
             backend = backend_from_config(config)
-        units = _tune_shared(
-            task, datasets, units, keys, groups, added, backend, config, settings, data_fp, label
-        )
-    if cache_dir:
-        code = {
-            name: code_fingerprint(
-                run_unit.__module__, type(task).__module__, *estimator_modules(m.spec())
-            )
-            for name, m in parsed.items()
-        }
-        for i, (unit, method, split) in enumerate(units):
-            key = unit_key(
-                unit, method.spec(), settings, keep[i], data_fp[unit["dataset"]],
-                _split_arrays(split, keys), code[method.name],
-            )  # fmt: skip
-            paths[i] = cache_path(cache_dir, key)
-            if paths[i].exists():
-                outputs[i] = _read(paths[i])
+        units = _tune_shared(task, datasets, plan, added, backend, config, label)
+    cache_dir = config["cache_dir"]
+    paths, outputs = _lookup_units(task, units, plan, cache_dir)
     n_cached = sum(o is not None for o in outputs)
     todo = [i for i, o in enumerate(outputs) if o is None]
+    if todo and config["cache_only"]:
+        raise CacheIncompleteError(
+            f"{label}: {n_cached} of {len(units)} units in the cache "
+            "(execution.cache_only: nothing is computed)."
+        )
     if backend is None:
         backend = backend_from_config(config)
     logger.info(
@@ -279,7 +239,9 @@ def run_experiment(
         except Exception as exc:
             raise RuntimeError(f"{label}: unit {unit} failed: {exc}") from exc
         finish(i, out)
-    refs = _put_datasets(backend, {units[i][0]["dataset"] for i in remote}, datasets, data_fp)
+    refs = _put_datasets(
+        backend, {units[i][0]["dataset"] for i in remote}, datasets, plan.data_fp
+    )
     calls = [
         (task, units[i][1], refs[units[i][0]["dataset"]], units[i][2], units[i][0], blas, keep[i])
         for i in remote
@@ -300,6 +262,49 @@ def run_experiment(
         f" ({result.n_unmeasured} cached units without a record)" if result.n_unmeasured else "",
     )  # fmt: skip
     return result
+
+
+def cache_status(
+    task: Task,
+    datasets: Mapping[str, Mapping[str, Any]],
+    splits: pd.DataFrame,
+    methods: Mapping[str, Any],
+    *,
+    execution: Mapping[str, Any] | None = None,
+    keep_models: Mapping[str, Any] | None = None,
+    label: str = "experiment",
+) -> pd.DataFrame:
+    """What :func:`run_experiment` with these arguments would find in its unit cache, without
+    running anything: one row per unit and per shared inner CV.
+
+    Columns: the unit's keys, ``method``, ``seed``, ``stage`` (``unit`` or ``shared CV``),
+    ``status`` (``cached``, ``to run``, or ``waiting`` for a unit whose group's shared CV has
+    not run, so its key is not known yet) and ``cpu_time_s`` (recorded by a cached entry;
+    NaN otherwise or when it predates the record). Same arguments as :func:`run_experiment`;
+    ``execution.cache_dir`` must be set.
+    """
+    config = check_execution(execution)
+    if not config["cache_dir"]:
+        raise ValueError(f"{label}: cache_status needs execution.cache_dir.")
+    plan = _plan(task, datasets, splits, methods, config, keep_models, label)
+    rows = []
+    refs, _, shared = _lookup_shared(task, plan, config["cache_dir"])
+    unknown: set[int] = set()
+    for (name, group, ref), out in zip(refs, shared, strict=True):
+        rows.append(
+            {**plan.units[ref][0], "stage": "shared CV",
+             "status": "to run" if out is None else "cached",
+             "cpu_time_s": np.nan if out is None else out.get("cpu_time_s", np.nan)}
+        )  # fmt: skip
+        if out is None:
+            unknown.update(plan.groups[name][group])
+    units = _apply_shared(plan, refs, shared, [{} for _ in plan.units])
+    _, outputs = _lookup_units(task, units, plan, config["cache_dir"])
+    for i, ((unit, _, _), out) in enumerate(zip(units, outputs, strict=True)):
+        status = "waiting" if i in unknown else ("to run" if out is None else "cached")
+        cpu = out.rows[0].get("cpu_time_s", np.nan) if out is not None and out.rows else np.nan
+        rows.append({**unit, "stage": "unit", "status": status, "cpu_time_s": cpu})
+    return pd.DataFrame(rows)
 
 
 def _duration(seconds: float) -> str:
@@ -333,40 +338,156 @@ def _split_arrays(split: Mapping[str, Any], keys: Sequence[str]) -> str:
     return array_fingerprint(*arrays)
 
 
-def _tune_shared(task, datasets, units, keys, groups, added, backend, config, settings,
-                 data_fp, label):  # fmt: skip
-    """Run the inner CV of every ``tune.once_per`` group on its reference unit (cached, on the
-    backend), then give every unit of the group its method with the chosen point as fixed
-    parameters (and no ``tune``); ``added[i]`` gets the ``cv_<metric>`` and ``tuned_on``
-    columns of unit ``i``'s rows. Returns the new unit list."""
+class CacheIncompleteError(RuntimeError):
+    """With ``execution.cache_only``, a unit or shared inner CV is not in the cache."""
+
+
+@dataclass
+class _Plan:
+    """The units of an experiment and what their cache keys need (see :func:`_plan`)."""
+
+    units: list[tuple[dict, Method, dict]]
+    keys: list[str]
+    parsed: dict[str, Method]
+    keep: list[bool]
+    groups: dict
+    settings: Any
+    data_fp: dict[str, str]
+
+
+def _plan(task, datasets, splits, methods, config, keep_models, label) -> _Plan:
+    """Check the inputs and form the units (split x method, in split-table order), which models
+    are kept, the ``tune.once_per`` groups and, with a cache, the data sets' fingerprints."""
+    if not methods:
+        raise ValueError(f"{label}: no method registered: the pipeline's registry is empty.")
+    methods = {name: m for name, m in dict(methods).items() if is_enabled(m)}
+    if not methods:
+        raise ValueError(f"{label}: every registered method is disabled (enabled: false).")
+    parsed = {name: m if isinstance(m, Method) else None for name, m in methods.items()}
+    raw = {name: m for name, m in methods.items() if parsed[name] is None}
+    parsed.update(parse_methods(raw, task.method_options) if raw else {})
+    unknown = sorted(set(splits["dataset"]) - set(datasets))
+    if unknown:
+        raise ValueError(f"the splits name data set(s) {unknown} that were not prepared.")
+    keys = key_columns(splits)
+    units: list[tuple[dict, Method, dict]] = []
+    for split in splits.to_dict("records"):
+        for method in parsed.values():
+            if task.applies(method, split):
+                unit = _unit_record(keys, split, method.name)
+                units.append((unit, method, split))
+    if not units:
+        raise ValueError(f"{label}: no unit to run (no method applies to any split).")
+    first = {}
+    for i, (_, method, _) in enumerate(units):
+        first.setdefault(method.name, i)
+    keep = [_keep(keep_models, u, first[m.name] == i) for i, (u, m, _) in enumerate(units)]
     cache_dir = config["cache_dir"]
+    data_fp: dict[str, str] = {}
+    if cache_dir:
+        data_fp = {name: _data_fingerprint(datasets[name]) for name in set(splits["dataset"])}
+    return _Plan(
+        units=units,
+        keys=keys,
+        parsed=parsed,
+        keep=keep,
+        groups=shared_groups(units, keys),
+        settings=task.settings() if cache_dir else None,
+        data_fp=data_fp,
+    )
+
+
+def _lookup_units(task, units, plan: _Plan, cache_dir):
+    """Each unit's cache path and its cached result (None: to run; no cache: all None)."""
+    paths: list[Path | None] = [None] * len(units)
+    outputs: list[UnitResult | None] = [None] * len(units)
+    if not cache_dir:
+        return paths, outputs
+    code = {
+        name: code_fingerprint(
+            run_unit.__module__, type(task).__module__, *estimator_modules(m.spec())
+        )
+        for name, m in plan.parsed.items()
+    }
+    for i, (unit, method, split) in enumerate(units):
+        key = unit_key(
+            unit, method.spec(), plan.settings, plan.keep[i], plan.data_fp[unit["dataset"]],
+            _split_arrays(split, plan.keys), code[method.name],
+        )  # fmt: skip
+        paths[i] = cache_path(cache_dir, key)
+        if paths[i].exists():
+            outputs[i] = _read(paths[i])
+    return paths, outputs
+
+
+def _lookup_shared(task, plan: _Plan, cache_dir):
+    """The shared inner CVs (one per ``tune.once_per`` group: ``(method, group, reference unit
+    index)``), their cache paths and their cached results (None: to run)."""
     refs = [
-        (name, group, members[0]) for name, by in groups.items() for group, members in by.items()
+        (name, group, members[0])
+        for name, by in plan.groups.items()
+        for group, members in by.items()
     ]
     results: list[dict | None] = [None] * len(refs)
     paths: list[Path | None] = [None] * len(refs)
     if cache_dir:
         for j, (_, _, i) in enumerate(refs):
-            unit, method, split = units[i]
+            unit, method, split = plan.units[i]
             code = code_fingerprint(
                 run_tune.__module__, type(task).__module__, *estimator_modules(method.spec())
             )
             key = unit_key(
-                {**unit, "stage": "tune"}, method.spec(), settings, False,
-                data_fp[unit["dataset"]], _split_arrays(split, keys), code,
+                {**unit, "stage": "tune"}, method.spec(), plan.settings, False,
+                plan.data_fp[unit["dataset"]], _split_arrays(split, plan.keys), code,
             )  # fmt: skip
             paths[j] = cache_path(cache_dir, key)
             if paths[j].exists():
                 results[j] = _read(paths[j])
+    return refs, paths, results
+
+
+def _apply_shared(plan: _Plan, refs, results, added) -> list:
+    """Every unit of a group whose shared CV is known gets its method with the chosen point as
+    fixed parameters (and no ``tune``), and ``added[i]`` its ``cv_<metric>`` and ``tuned_on``
+    columns (the reference unit also the CV's ``shared_cv_cpu_time_s``). Units of a group
+    whose CV is not known (None) are left as they are. Returns the new unit list."""
+    units = list(plan.units)
+    for (name, group, ref), out in zip(refs, results, strict=True):
+        if out is None:
+            continue
+        ref_unit, method, _ = units[ref]
+        fixed = replace(method, params={**method.params, **out["params"]}, tune=None)
+        where = tuned_on(ref_unit, method.tune.get("once_per"))
+        for i in plan.groups[name][group]:
+            unit, _, split = units[i]
+            units[i] = (unit, fixed, split)
+            added[i] = {**out["scores"], **_scalars(out["params"]), "tuned_on": where}
+        # the shared CV's cost, once, on its reference unit's rows (absent from CVs cached by
+        # an earlier version)
+        if "cpu_time_s" in out:
+            added[ref]["shared_cv_cpu_time_s"] = out["cpu_time_s"]
+    return units
+
+
+def _tune_shared(task, datasets, plan: _Plan, added, backend, config, label) -> list:
+    """Run the inner CV of every ``tune.once_per`` group on its reference unit (cached, on the
+    backend), then fix every unit's method to its group's choice (:func:`_apply_shared`)."""
+    refs, paths, results = _lookup_shared(task, plan, config["cache_dir"])
+    units = plan.units
     todo = [j for j, r in enumerate(results) if r is None]
+    if todo and config["cache_only"]:
+        raise CacheIncompleteError(
+            f"{label}: {len(refs) - len(todo)} of {len(refs)} shared inner CVs in the cache "
+            "(execution.cache_only: nothing is computed)."
+        )
     logger.info(
         "%s: %d shared inner CVs (tune.once_per) for %d units, %d in the cache.",
-        label, len(refs), sum(len(m) for by in groups.values() for m in by.values()),
+        label, len(refs), sum(len(m) for by in plan.groups.values() for m in by.values()),
         len(refs) - len(todo),
     )  # fmt: skip
     progress = _Progress(f"{label} shared inner CV", len(todo))
     puts = _put_datasets(
-        backend, {units[refs[j][2]][0]["dataset"] for j in todo}, datasets, data_fp
+        backend, {units[refs[j][2]][0]["dataset"] for j in todo}, datasets, plan.data_fp
     )
     calls = []
     for j in todo:
@@ -381,20 +502,7 @@ def _tune_shared(task, datasets, units, keys, groups, added, backend, config, se
             progress.tick()
     except Exception as exc:
         raise RuntimeError(f"{label}: a shared inner CV failed: {exc}") from exc
-    units = list(units)
-    for (name, group, ref), out in zip(refs, results, strict=True):
-        ref_unit, method, _ = units[ref]
-        fixed = replace(method, params={**method.params, **out["params"]}, tune=None)
-        where = tuned_on(ref_unit, method.tune.get("once_per"))
-        for i in groups[name][group]:
-            unit, _, split = units[i]
-            units[i] = (unit, fixed, split)
-            added[i] = {**out["scores"], **_scalars(out["params"]), "tuned_on": where}
-        # the shared CV's cost, once, on its reference unit's rows (absent from CVs cached by
-        # an earlier version)
-        if "cpu_time_s" in out:
-            added[ref]["shared_cv_cpu_time_s"] = out["cpu_time_s"]
-    return units
+    return _apply_shared(plan, refs, results, added)
 
 
 def _scalars(params: Mapping[str, Any]) -> dict[str, Any]:

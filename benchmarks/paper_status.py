@@ -1,0 +1,227 @@
+"""Where a long run stands: per method, the units done, waiting and left, and what they cost.
+
+A paper protocol runs for hours, over several sessions, resuming from its unit cache
+(``execution.cache_dir``). This script asks the engine (:func:`multiview_lab.protocol.cache_status`)
+what ``kedro run --pipelines=NAME --env=ENV`` would find in a project's cache, without running
+anything: it prepares the pipeline's data in a temporary copy of this checkout's conf and raw
+data, keys every unit as the run does, and looks each one up in ``--project``'s cache. The
+preparation runs with ``execution.cache_only``: an engine stage upstream of training (MVFS's
+λ CV) is read from the run's cache, and a pipeline whose upstream stage is not complete yet
+is reported as such instead of being computed.
+
+Per method it prints the units (cached / waiting for their group's shared inner CV / to run),
+the shared CVs (cached / total), the measured CPU-hours of what is cached (the ``cpu_time_s``
+every unit records) and a projection of what is left: the mean measured cost of the method's
+cached units (and CVs) times the units (and CVs) left, per cost group when the group has
+cached units.
+
+Usage (from the checkout the run uses, so the code keys match)::
+
+    .venv/bin/python benchmarks/paper_status.py --project /path/to/run --pipelines gbc [--env paper]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+os.environ.setdefault("KEDRO_DISABLE_TELEMETRY", "1")
+
+from _stages import prepare_stages  # noqa: E402
+
+from multiview_lab.protocol import cache_status  # noqa: E402
+from multiview_lab.protocol.registry import is_enabled, parse_method  # noqa: E402
+from multiview_lab.protocol.sharing import apply_protocol_sharing  # noqa: E402
+
+REPETITION_KEYS = {"draw", "fold", "repeat", "run", "split", "task", "choice", "sources"}
+
+
+def stage_status(stage: dict, cache_dir: Path) -> pd.DataFrame:
+    """:func:`cache_status` of every enabled method of one training stage, method by method
+    as the training nodes run them (so every key matches the run's)."""
+    execution = {**stage["execution"], "cache_dir": str(cache_dir), "cache_only": False}
+    protocol = stage["protocol"]
+    frames = []
+    task = stage["make_task"](protocol)
+    splits = stage["splits"].to_dict("records")
+    for name, entry in (stage["methods"] or {}).items():
+        if not is_enabled(entry):
+            continue
+        method = parse_method(name, entry, task.method_options)
+        if not any(task.applies(method, split) for split in splits):
+            continue  # a method of the registry this stage's task does not run
+        frame = cache_status(
+            stage["make_task"](protocol),
+            stage["datasets"],
+            stage["splits"],
+            {name: apply_protocol_sharing(entry, protocol)},
+            execution=execution,
+            keep_models=protocol.get("keep_models"),
+            label=f"{stage['label']} {name}",
+        )
+        frames.append(frame.assign(stage_name=stage["label"]))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def _projected_s(frame: pd.DataFrame, group_keys: list[str]) -> float:
+    """CPU seconds left: per cost group, its units left times its cached units' mean measured
+    cost (the method's mean where a group has none measured)."""
+    measured = frame[frame["cpu_time_s"].notna()]
+    if measured.empty:
+        return float("nan")
+    overall = measured["cpu_time_s"].mean()
+    left = frame[frame["status"] != "cached"]
+    if left.empty:
+        return 0.0
+    keys = [k for k in group_keys if k in frame.columns]
+    if not keys:
+        return float(len(left) * overall)
+    means = measured.groupby(keys, dropna=False)["cpu_time_s"].mean()
+    total = 0.0
+    for group, part in left.groupby(keys, dropna=False):
+        total += len(part) * float(means.get(group, overall))
+    return total
+
+
+def summarise(status: pd.DataFrame) -> pd.DataFrame:
+    """One row per (stage, method): counts, measured and projected CPU-hours."""
+    rows = []
+    for (stage, method), frame in status.groupby(["stage_name", "method"], sort=False):
+        units = frame[frame["stage"] == "unit"]
+        cvs = frame[frame["stage"] == "shared CV"]
+        group_keys = [
+            c
+            for c in units.columns
+            if c not in REPETITION_KEYS | {"method", "seed", "stage", "status", "cpu_time_s",
+                                           "stage_name"}
+        ]  # fmt: skip
+        counts = units["status"].value_counts()
+        done = frame[frame["status"] == "cached"]
+        left_s = _projected_s(units, group_keys) + (
+            _projected_s(cvs, group_keys) if len(cvs) else 0.0
+        )
+        rows.append(
+            {
+                "stage": stage,
+                "method": method,
+                "units": len(units),
+                "cached": int(counts.get("cached", 0)),
+                "waiting": int(counts.get("waiting", 0)),
+                "to_run": int(counts.get("to run", 0)),
+                "shared_cvs": f"{int((cvs['status'] == 'cached').sum())}/{len(cvs)}"
+                if len(cvs)
+                else "",
+                "unmeasured": int(done["cpu_time_s"].isna().sum()),
+                "done_cpu_h": float(done["cpu_time_s"].sum()) / 3600,
+                "left_cpu_h": left_s / 3600,
+            }
+        )
+    return pd.DataFrame(rows)
+
+
+def _cache_dir(project: Path, env: str) -> Path:
+    """The run's unit cache: ``execution.cache_dir`` of ``env`` (else base), under ``project``."""
+    import yaml
+
+    cache = None
+    for name in ("base", env):
+        path = project / "conf" / name / "parameters.yml"
+        if path.exists():
+            block = (yaml.safe_load(path.read_text()) or {}).get("execution") or {}
+            cache = block.get("cache_dir", cache)
+    if not cache:
+        raise SystemExit(f"{project} ({env}): execution.cache_dir is not set: there is no cache.")
+    return Path(cache) if Path(cache).is_absolute() else project / cache
+
+
+def _incomplete(exc: BaseException):
+    """The :class:`CacheIncompleteError` behind ``exc`` (Kedro may wrap it), or None."""
+    from multiview_lab.protocol import CacheIncompleteError
+
+    while exc is not None:
+        if isinstance(exc, CacheIncompleteError):
+            return exc
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--project", type=Path, required=True, help="the run's project folder")
+    parser.add_argument("--pipelines", nargs="+", required=True)
+    parser.add_argument("--env", default="paper")
+    parser.add_argument("--out", type=Path, default=None, help="write the per-unit table (csv)")
+    args = parser.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="paper_status_"))
+    quiet = tmp / "logging.yml"
+    quiet.write_text(  # the preparation's own logs are not this script's output: warnings only
+        "version: 1\ndisable_existing_loggers: False\nhandlers:\n  console:\n"
+        "    class: logging.StreamHandler\nroot:\n  handlers: [console]\n  level: WARNING\n"
+        "loggers:\n  kedro: {level: WARNING}\n  multiview_lab: {level: WARNING}\n"
+    )
+    os.environ["KEDRO_LOGGING_CONFIG"] = str(quiet)
+    from tests.conftest import make_project_copy
+
+    os.environ["MLFLOW_TRACKING_URI"] = f"sqlite:///{tmp / 'mlflow.db'}"
+    raw = [p.name for p in (ROOT / "data" / "01_raw").iterdir() if p.name != "README.md"]
+    frames = []
+    try:
+        copy = make_project_copy(tmp / "project", raw)
+        for name in args.pipelines:
+            cache_dir = _cache_dir(args.project, args.env)
+            only = {"execution": {"cache_dir": str(cache_dir), "cache_only": True}}
+            try:
+                stages = prepare_stages(copy, name, args.env, only)
+            except Exception as exc:  # noqa: BLE001 - reported, then the next pipeline
+                cause = _incomplete(exc)
+                if cause is None:
+                    raise
+                print(f"{name}: a stage upstream of training is not complete: {cause}")
+                continue
+            labels = [s["label"] for s in stages]
+            for stage in stages:
+                # two stages of one registry (GBC's sizes and number-of-sources studies) are
+                # told apart by their protocol block
+                own = stage["label"] if labels.count(stage["label"]) == 1 else stage["protocol_key"]
+                stage["label"] = f"{name}/{own}"
+                frames.append(stage_status(stage, cache_dir))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    frames = [f for f in frames if len(f)]
+    if not frames:
+        return
+    status = pd.concat(frames, ignore_index=True)
+    if args.out:
+        status.to_csv(args.out, index=False)
+    table = summarise(status)
+    fmt = {"float_format": lambda v: f"{v:.3g}", "index": False}
+    print(f"\n{args.project} ({args.env} env): cached units and shared CVs, measured CPU-hours")
+    print("(done) and a projection from the cached units' mean cost (left; ? = none measured):")
+    shown = table.assign(left_cpu_h=table["left_cpu_h"].map(lambda v: "?" if pd.isna(v) else v))
+    print(shown.to_string(**fmt))
+    total = table[["units", "cached", "done_cpu_h", "left_cpu_h"]].sum()
+    unknown = table[(table["cached"] < table["units"]) & table["left_cpu_h"].isna()]
+    print(
+        f"\nTotal: {int(total['cached'])}/{int(total['units'])} units cached, "
+        f"{total['done_cpu_h']:.2f} CPU-h measured, about {total['left_cpu_h']:.2f} CPU-h left "
+        f"(about {total['left_cpu_h'] / 2:.1f} h on 2 cores)"
+        + (
+            f", not counting {len(unknown)} methods with nothing measured yet "
+            "(benchmarks/bench_paper_cost.py projects those)."
+            if len(unknown)
+            else "."
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()
