@@ -12,7 +12,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def paper_status():
-    spec = importlib.util.spec_from_file_location("paper_status", ROOT / "benchmarks/paper_status.py")
+    spec = importlib.util.spec_from_file_location(
+        "paper_status", ROOT / "benchmarks/paper_status.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

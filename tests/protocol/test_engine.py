@@ -409,7 +409,9 @@ def test_cache_only_computes_nothing_and_names_what_is_missing(data, split_table
     with pytest.raises(CacheIncompleteError, match="0 of 2 shared inner CVs in the cache"):
         run_experiment(ViewsTask(), data, split_table, _tree_grid(["dataset", "repeat"]),
                        execution=execution)  # fmt: skip
-    with pytest.raises(CacheIncompleteError, match=f"0 of {2 * len(split_table)} units in the cache"):
+    with pytest.raises(
+        CacheIncompleteError, match=f"0 of {2 * len(split_table)} units in the cache"
+    ):
         run_experiment(ViewsTask(), data, split_table, METHODS, execution=execution)
     assert not cache.exists()
     full = _run(data, split_table, METHODS, cache_dir=str(cache))

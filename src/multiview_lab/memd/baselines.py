@@ -22,6 +22,7 @@ from numbers import Integral
 
 import numpy as np
 from scipy import sparse
+from scipy.special import digamma
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.feature_extraction.text import TfidfTransformer
 from sklearn.feature_selection import SelectKBest, chi2, f_classif, mutual_info_classif
@@ -29,8 +30,9 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV, StratifiedKFold
 from sklearn.naive_bayes import GaussianNB, MultinomialNB
 from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import StandardScaler
+from sklearn.preprocessing import StandardScaler, scale
 from sklearn.svm import SVC, LinearSVC
+from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -75,7 +77,8 @@ def _inner_cv(random_state) -> StratifiedKFold:
 
 class MutualInfoScore:
     """``mutual_info_classif`` with a fixed ``random_state``, as a ``SelectKBest`` score function
-    (a picklable, skops-loadable stand-in for ``functools.partial``).
+    (a picklable, skops-loadable stand-in for ``functools.partial``); the estimate is computed by
+    :func:`mutual_info` (the same numbers, many features at once).
 
     The estimate depends only on ``(X, y, random_state)``, and a K grid search asks for it once
     per grid point on the same training fold: each result is kept (the last
@@ -95,16 +98,71 @@ class MutualInfoScore:
 
     def __call__(self, X, y):
         if self.random_state is None or not isinstance(self.random_state, int | np.integer):
-            return mutual_info_classif(X, y, random_state=self.random_state)
+            return mutual_info(X, y, random_state=self.random_state)
         key = (int(self.random_state), _digest(X), _digest(y))
         if key in _MI_CACHE:
             _MI_CACHE.move_to_end(key)
             return _MI_CACHE[key].copy()
-        scores = mutual_info_classif(X, y, random_state=self.random_state)
+        scores = mutual_info(X, y, random_state=self.random_state)
         _MI_CACHE[key] = scores.copy()
         while len(_MI_CACHE) > MI_CACHE_SIZE:
             _MI_CACHE.popitem(last=False)
         return scores
+
+
+def mutual_info(X, y, *, n_neighbors=3, random_state=None, max_block=2**22):
+    """``sklearn.feature_selection.mutual_info_classif(X, y)`` with its defaults, the same
+    numbers (bit for bit), computed for many features at once.
+
+    For dense ``X`` (continuous features) scikit-learn estimates each feature's mutual
+    information with the class by the nearest-neighbour rule of Ross (2014), one feature after
+    another: a k-NN search per class and a radius count per feature. Here the same quantities
+    come from the features' pairwise absolute differences, a block of features at a time
+    (``max_block`` float64 values per block): the same scaling and seeded noise, each row's
+    distance ``r`` to its k-th nearest neighbour of its class, the count of rows within
+    ``nextafter(r, 0)`` and the same digamma sums, each mean taken over a 1-D array as
+    scikit-learn does (summation order matters in the last bit). On the MeMd gene sets'
+    training folds this is 13.5x faster and identical (``benchmarks/bench_mutual_info.py``).
+
+    Falls back to scikit-learn itself for sparse ``X`` (discrete features) and when a class is
+    so small that scikit-learn's neighbour search runs brute force (``k >= count // 2``), whose
+    distances are rounded differently.
+    """
+    y = np.asarray(y)
+    labels, inverse, counts = np.unique(y, return_inverse=True, return_counts=True)
+    multi = counts[counts > 1]
+    brute = np.minimum(n_neighbors, multi - 1) >= multi // 2
+    if sparse.issparse(X) or multi.size == 0 or brute.any():
+        return mutual_info_classif(X, y, n_neighbors=n_neighbors, random_state=random_state)
+    X = np.array(X, dtype=np.float64)  # a copy: scaled and jittered in place
+    n, d = X.shape
+    rng = check_random_state(random_state)
+    X = scale(X, with_mean=False, copy=False)
+    # the noise of Kraskov et al., drawn exactly as scikit-learn draws it
+    X += 1e-10 * np.maximum(1, np.mean(np.abs(X), axis=0)) * rng.standard_normal(size=(n, d))
+    label_counts = counts[inverse].astype(np.float64)
+    keep = label_counts > 1  # a row alone in its class is left out, as in scikit-learn
+    Xk, classes, label_counts = X[keep], inverse[keep], label_counts[keep]
+    m = Xk.shape[0]
+    k_all = np.minimum(n_neighbors, label_counts - 1)
+    head = digamma(m) + np.mean(digamma(k_all)) - np.mean(digamma(label_counts))
+    members = [np.flatnonzero(classes == c) for c in np.unique(classes)]
+    out = np.empty(d)
+    step = max(1, max_block // (m * m))
+    for start in range(0, d, step):
+        cols = Xk[:, start : start + step].T  # (features, rows)
+        dist = np.abs(cols[:, :, None] - cols[:, None, :])  # (features, rows, rows)
+        radius = np.empty_like(cols)
+        for idx in members:
+            k = int(min(n_neighbors, idx.size - 1))
+            within = dist[:, idx[:, None], idx[None, :]]
+            within[:, np.arange(idx.size), np.arange(idx.size)] = np.inf  # not itself
+            radius[:, idx] = np.nextafter(np.partition(within, k - 1, axis=2)[:, :, k - 1], 0)
+        m_all = (dist <= radius[:, :, None]).sum(axis=2)  # itself included, as a KD-tree count
+        psi = digamma(m_all)
+        mi = head - np.array([np.mean(row) for row in psi])  # 1-D means: scikit-learn's sums
+        out[start : start + step] = np.maximum(0, mi)
+    return out
 
 
 #: how many mutual-information estimates a process keeps (one per training fold in use)

@@ -239,9 +239,7 @@ def run_experiment(
         except Exception as exc:
             raise RuntimeError(f"{label}: unit {unit} failed: {exc}") from exc
         finish(i, out)
-    refs = _put_datasets(
-        backend, {units[i][0]["dataset"] for i in remote}, datasets, plan.data_fp
-    )
+    refs = _put_datasets(backend, {units[i][0]["dataset"] for i in remote}, datasets, plan.data_fp)
     calls = [
         (task, units[i][1], refs[units[i][0]["dataset"]], units[i][2], units[i][0], blas, keep[i])
         for i in remote
