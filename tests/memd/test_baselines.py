@@ -175,3 +175,23 @@ def test_mutual_info_is_estimated_once_per_fold_with_identical_results(monkeypat
     np.testing.assert_array_equal(
         cached.estimator_.predict_proba(X), plain.estimator_.predict_proba(X)
     )
+
+
+def test_iteration_limits_are_counted_and_logged_not_warned(caplog):
+    """The faithful DME stops at 100 L-BFGS iterations by design: scikit-learn's
+    ConvergenceWarning is expected, so it is counted and logged instead of emitted."""
+    import logging
+    import warnings
+
+    from multiview_lab.memd.baselines import DMEBaseline
+
+    rng = np.random.default_rng(0)
+    X = np.abs(rng.normal(size=(300, 50)))
+    X[:, :5] *= 1000  # text features are not rescaled: badly scaled, slow L-BFGS
+    y = (X[:, 0] + X[:, 1] > np.median(X[:, 0] + X[:, 1])).astype(int)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any emitted warning fails the test
+        with caplog.at_level(logging.INFO, logger="multiview_lab.memd.baselines"):
+            model = DMEBaseline("faithful", data="text").fit(X, y)
+    assert model.n_convergence_warnings_ >= 1
+    assert "stopped at their iteration limit" in caplog.text

@@ -17,6 +17,8 @@ sets it per data set. The MeMd classifiers themselves are
 from __future__ import annotations
 
 import hashlib
+import logging
+import warnings
 from collections import OrderedDict
 from numbers import Integral
 
@@ -24,6 +26,7 @@ import numpy as np
 from scipy import sparse
 from scipy.special import digamma
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import TfidfTransformer
 from sklearn.feature_selection import SelectKBest, chi2, f_classif, mutual_info_classif
 from sklearn.linear_model import LogisticRegression
@@ -38,6 +41,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from multiview_lab.memd.memd import reject_views
+
+logger = logging.getLogger(__name__)
 
 DATA_TYPES = ("gene", "text")
 PROTOCOLS = ("faithful", "strong")
@@ -232,7 +237,24 @@ class _Baseline(ClassifierMixin, BaseEstimator):
                 f"y has only one class ({classes[0].item()!r}); {type(self).__name__} needs "
                 "2 or more."
             )
-        model = self._build().fit(X, y)
+        # The faithful DME stops at 100 L-BFGS iterations by design (the paper's setting) and
+        # the strong columns try C up to 1e4: scikit-learn's convergence warnings are expected
+        # there, so they are counted (n_convergence_warnings_) and logged once, not emitted.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ConvergenceWarning)
+            model = self._build().fit(X, y)
+        self.n_convergence_warnings_ = 0
+        for w in caught:
+            if issubclass(w.category, ConvergenceWarning):
+                self.n_convergence_warnings_ += 1
+            else:
+                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        if self.n_convergence_warnings_:
+            logger.info(
+                "%s: %d fits stopped at their iteration limit (scikit-learn ConvergenceWarning).",
+                type(self).__name__,
+                self.n_convergence_warnings_,
+            )
         if isinstance(model, GridSearchCV):
             self.best_params_ = dict(model.best_params_)
             self.best_score_ = float(model.best_score_)
@@ -299,6 +321,8 @@ class LinearSVMBaseline(_Baseline):
         Strong only: ``{"svm__C": C}`` chosen by the inner CV.
     classes_ : ndarray
     n_features_in_ : int
+    n_convergence_warnings_ : int
+        Fits (inner CV included) that stopped at their iteration limit; logged, not warned.
     """
 
     _parameter_constraints: dict = {
@@ -356,6 +380,8 @@ class DMEBaseline(_Baseline):
         Strong only: ``{"dme__C": C}`` chosen by the inner CV.
     classes_ : ndarray
     n_features_in_ : int
+    n_convergence_warnings_ : int
+        Fits (inner CV included) that stopped at their iteration limit; logged, not warned.
     """
 
     _parameter_constraints: dict = {
@@ -415,6 +441,8 @@ class SelectKNaiveBayes(_Baseline):
         K by CV only: the chosen ``select__k`` (and ``nb__alpha``).
     classes_ : ndarray
     n_features_in_ : int
+    n_convergence_warnings_ : int
+        Fits (inner CV included) that stopped at their iteration limit; logged, not warned.
     """
 
     def __init__(
