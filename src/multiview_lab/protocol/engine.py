@@ -306,14 +306,18 @@ def cache_status(
 
 
 def _duration(seconds: float) -> str:
-    """``42 s``, ``12.5 min`` or ``3.2 h``."""
+    """``0.4 s``, ``42 s``, ``12.5 min`` or ``3.2 h``."""
+    if seconds < 10:
+        return f"{seconds:.1f} s"
     if seconds < 120:
         return f"{seconds:.0f} s"
     return f"{seconds / 60:.1f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
 
 
 def _cpu(seconds: float) -> str:
-    """CPU seconds as ``42 CPU s``, ``12.5 CPU min`` or ``3.2 CPU-h``."""
+    """CPU seconds as ``0.4 CPU s``, ``42 CPU s``, ``12.5 CPU min`` or ``3.2 CPU-h``."""
+    if seconds < 10:
+        return f"{seconds:.1f} CPU s"
     if seconds < 120:
         return f"{seconds:.0f} CPU s"
     return f"{seconds / 60:.1f} CPU min" if seconds < 7200 else f"{seconds / 3600:.2f} CPU-h"
