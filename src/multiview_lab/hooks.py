@@ -134,12 +134,18 @@ _FILTERS = ("node_names", "from_nodes", "to_nodes", "from_inputs", "to_outputs",
             "namespaces")  # fmt: skip
 
 
-def write_run_info(project_path: Path, run_params: Mapping[str, Any], **extra: Any) -> list[Path]:
+def write_run_info(
+    project_path: Path, run_params: Mapping[str, Any], wrote=None, **extra: Any
+) -> list[Path]:
     """Write ``data/08_reporting/<pipeline>/run_info.json`` for each pipeline of a finished run:
     which env, commit and MLflow run its reports come from (the reproduction pipeline reads it).
 
     A partial run (``--nodes``, ``--from-nodes``, ``--tags``, ...) records its filters under
-    ``partial``. Returns the files written.
+    ``partial``. ``wrote``: the pipelines (their ``data/08_reporting`` folder names) whose
+    reports the run wrote; a pipeline not in it keeps its ``run_info.json``, which still
+    describes the reports there (a run that only prepared data, e.g. ``--to-outputs``, must
+    not relabel the results of an earlier run). None: every pipeline of the run. Returns the
+    files written.
     """
     import datetime
     import json
@@ -148,6 +154,13 @@ def write_run_info(project_path: Path, run_params: Mapping[str, Any], **extra: A
     filters = {k: run_params.get(k) for k in _FILTERS if run_params.get(k)}
     written = []
     for name in run_params.get("pipeline_names") or ["__default__"]:
+        if wrote is not None and ("pbmvboost" if name == "__default__" else name) not in wrote:
+            logger.info(
+                "%s: this run wrote no report; data/08_reporting/%s/run_info.json is kept.",
+                name,
+                name,
+            )
+            continue
         info = {
             "pipeline": name,
             "env": run_params.get("env") or "base",
@@ -620,15 +633,17 @@ class MlflowHooks:
     @hook_impl
     def after_pipeline_run(self, run_params: dict[str, Any], pipeline, catalog) -> None:
         project = self._project_path or Path(run_params.get("project_path") or Path.cwd())
+        wrote = {Path(d).name for d in self._report_dirs(pipeline, catalog, project)}
         if self._run_id is None:
-            write_run_info(project, run_params, mlflow_run_id=None)
+            write_run_info(project, run_params, wrote, mlflow_run_id=None)
             return
         import mlflow
 
         try:
             for path in write_run_info(
-                project, run_params, mlflow_run_id=self._run_id, mlflow_experiment=self._experiment
-            ):
+                project, run_params, wrote,
+                mlflow_run_id=self._run_id, mlflow_experiment=self._experiment,
+            ):  # fmt: skip
                 mlflow.log_artifact(
                     str(path), artifact_path=path.parent.relative_to(project / "data").as_posix()
                 )
@@ -642,17 +657,18 @@ class MlflowHooks:
         self._end_run(mlflow, "FINISHED")
         self._log_summary(pipeline, catalog, run_id)
 
-    def _report_dirs(self, pipeline, catalog) -> list[str]:
+    def _report_dirs(self, pipeline, catalog, project: Path | None = None) -> list[str]:
         """The folders under data/08_reporting the run wrote to, relative to the project."""
+        project = Path(project or self._project_path)
         dirs = set()
         for name in pipeline.all_outputs():
             if name not in catalog:
                 continue
             dataset = catalog[name]
             path = getattr(dataset, "_filepath", None) or getattr(dataset, "_path", None)
-            if path is None or not _is_reporting_file(Path(str(path)), self._project_path):
+            if path is None or not _is_reporting_file(Path(str(path)), project):
                 continue
-            rel = Path(str(path)).resolve().relative_to(self._project_path.resolve()).parts
+            rel = Path(str(path)).resolve().relative_to(project.resolve()).parts
             cut = rel.index(REPORTING_DIR) + 2  # data/08_reporting/<pipeline>
             dirs.add(Path(*rel[:cut]).as_posix() + "/")
         return sorted(dirs)

@@ -108,3 +108,20 @@ def test_reads_a_real_smoke_run_and_names_its_env(pbmvboost_smoke_project):
     assert chain["verdict"] != NOT_RUN and chain["n"] > 0
     md = (pbmvboost_smoke_project / "data/08_reporting/reproduction/report.md").read_text()
     assert "env **smoke**" in md
+
+
+def test_a_run_that_writes_no_report_keeps_the_reports_run_info(pbmvboost_smoke_project):
+    """A run that only prepares data (``--to-outputs``, a benchmark's data preparation) must not
+    relabel the results of the run that wrote the reports."""
+    import json
+
+    from kedro.framework.session import KedroSession
+    from kedro.framework.startup import bootstrap_project
+
+    info = pbmvboost_smoke_project / "data/08_reporting/pbmvboost/run_info.json"
+    before = json.loads(info.read_text())
+    bootstrap_project(pbmvboost_smoke_project)
+    with KedroSession.create(project_path=pbmvboost_smoke_project, env="smoke") as session:
+        session.run(pipeline_names=["pbmvboost"], to_outputs=["pbmvboost.draws"])
+    after = json.loads(info.read_text())
+    assert after["kedro_run_id"] == before["kedro_run_id"] and after.get("partial") is None
