@@ -166,7 +166,7 @@ def main() -> None:
     quiet.write_text(  # the preparation's own logs are not this script's output: warnings only
         "version: 1\ndisable_existing_loggers: False\nhandlers:\n  console:\n"
         "    class: logging.StreamHandler\nroot:\n  handlers: [console]\n  level: WARNING\n"
-        "loggers:\n  kedro: {level: WARNING}\n  multiview_lab: {level: WARNING}\n"
+        "loggers:\n  kedro: {level: CRITICAL}\n  multiview_lab: {level: WARNING}\n"
     )
     os.environ["KEDRO_LOGGING_CONFIG"] = str(quiet)
     from tests.conftest import make_project_copy
