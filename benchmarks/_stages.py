@@ -4,6 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from multiview_lab.protocol.engine import _unit_record
+from multiview_lab.protocol.registry import is_enabled, parse_methods
+from multiview_lab.protocol.sharing import apply_protocol_sharing
+from multiview_lab.protocol.splits import key_columns
+
+#: split-table keys that repeat the same work on other rows (left out of a cost group)
+REPETITION_KEYS = {"draw", "fold", "repeat", "run", "split", "task", "choice", "sources"}
+
 
 def training_stages(pipeline) -> dict:
     """The training stages of a Kedro pipeline: ``(datasets, splits, registry, protocol) ->
@@ -46,3 +54,22 @@ def prepare_stages(project: Path, name: str, env: str, runtime_params=None) -> l
             }
             for (datasets, splits, registry, protocol), make_task in stages.items()
         ]
+
+
+def stage_units(stage: dict) -> tuple[list, dict]:
+    """The units of a stage as the engine forms them: ``[(unit, method, split)]``, methods."""
+    task = stage["make_task"](stage["protocol"])
+    entries = {
+        k: apply_protocol_sharing(v, stage["protocol"])  # as the training node does
+        for k, v in dict(stage["methods"]).items()
+        if is_enabled(v)
+    }
+    methods = parse_methods(entries, task.method_options)
+    keys = key_columns(stage["splits"])
+    units = [
+        (_unit_record(keys, split, m.name), m, split)
+        for split in stage["splits"].to_dict("records")
+        for m in methods.values()
+        if task.applies(m, split)
+    ]
+    return units, task

@@ -56,17 +56,14 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 os.environ.setdefault("KEDRO_DISABLE_TELEMETRY", "1")
 
-from _stages import prepare_stages  # noqa: E402
+from _stages import REPETITION_KEYS, prepare_stages, stage_units  # noqa: E402
 
-from multiview_lab.protocol.engine import _unit_record  # noqa: E402
 from multiview_lab.protocol.execution import check_execution  # noqa: E402
-from multiview_lab.protocol.registry import is_enabled, parse_methods  # noqa: E402
-from multiview_lab.protocol.sharing import apply_protocol_sharing, shared_groups  # noqa: E402
+from multiview_lab.protocol.sharing import shared_groups  # noqa: E402
 from multiview_lab.protocol.splits import key_columns  # noqa: E402
 from multiview_lab.protocol.unit import _tune, run_unit  # noqa: E402
 
 PIPELINES = ["pbmvboost", "gbc", "miml", "memd", "mvfs"]
-REPETITION_KEYS = {"draw", "fold", "repeat", "run", "split", "task", "choice", "sources"}
 CORES = (2, 8, 32, 128)
 
 
@@ -76,25 +73,6 @@ def makespan(durations, n_workers: int) -> float:
     for d in sorted(durations, reverse=True):
         heapq.heapreplace(loads, loads[0] + d)
     return max(loads)
-
-
-def stage_units(stage: dict) -> tuple[list, dict]:
-    """The units of a stage as the engine forms them: ``[(unit, method, split)]``, methods."""
-    task = stage["make_task"](stage["protocol"])
-    entries = {
-        k: apply_protocol_sharing(v, stage["protocol"])  # as the training node does
-        for k, v in dict(stage["methods"]).items()
-        if is_enabled(v)
-    }
-    methods = parse_methods(entries, task.method_options)
-    keys = key_columns(stage["splits"])
-    units = [
-        (_unit_record(keys, split, m.name), m, split)
-        for split in stage["splits"].to_dict("records")
-        for m in methods.values()
-        if task.applies(m, split)
-    ]
-    return units, task
 
 
 def _clock(distributed: bool):

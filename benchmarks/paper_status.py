@@ -36,13 +36,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 os.environ.setdefault("KEDRO_DISABLE_TELEMETRY", "1")
 
-from _stages import prepare_stages  # noqa: E402
+from _stages import REPETITION_KEYS, prepare_stages, stage_units  # noqa: E402
 
 from multiview_lab.protocol import cache_status  # noqa: E402
-from multiview_lab.protocol.registry import is_enabled, parse_method  # noqa: E402
 from multiview_lab.protocol.sharing import apply_protocol_sharing  # noqa: E402
-
-REPETITION_KEYS = {"draw", "fold", "repeat", "run", "split", "task", "choice", "sources"}
 
 
 def stage_status(stage: dict, cache_dir: Path) -> pd.DataFrame:
@@ -51,19 +48,14 @@ def stage_status(stage: dict, cache_dir: Path) -> pd.DataFrame:
     execution = {**stage["execution"], "cache_dir": str(cache_dir), "cache_only": False}
     protocol = stage["protocol"]
     frames = []
-    task = stage["make_task"](protocol)
-    splits = stage["splits"].to_dict("records")
-    for name, entry in (stage["methods"] or {}).items():
-        if not is_enabled(entry):
-            continue
-        method = parse_method(name, entry, task.method_options)
-        if not any(task.applies(method, split) for split in splits):
-            continue  # a method of the registry this stage's task does not run
+    # the enabled methods this stage's task runs (the registry may hold others), in order
+    names = list(dict.fromkeys(method.name for _, method, _ in stage_units(stage)[0]))
+    for name in names:
         frame = cache_status(
             stage["make_task"](protocol),
             stage["datasets"],
             stage["splits"],
-            {name: apply_protocol_sharing(entry, protocol)},
+            {name: apply_protocol_sharing(stage["methods"][name], protocol)},
             execution=execution,
             keep_models=protocol.get("keep_models"),
             label=f"{stage['label']} {name}",
@@ -129,15 +121,12 @@ def summarise(status: pd.DataFrame) -> pd.DataFrame:
 
 
 def _cache_dir(project: Path, env: str) -> Path:
-    """The run's unit cache: ``execution.cache_dir`` of ``env`` (else base), under ``project``."""
-    import yaml
+    """The run's unit cache: its conf's ``execution.cache_dir`` in ``env``, under ``project``."""
+    from kedro.config import OmegaConfigLoader
 
-    cache = None
-    for name in ("base", env):
-        path = project / "conf" / name / "parameters.yml"
-        if path.exists():
-            block = (yaml.safe_load(path.read_text()) or {}).get("execution") or {}
-            cache = block.get("cache_dir", cache)
+    loader = OmegaConfigLoader(conf_source=str(project / "conf"), base_env="base",
+                               default_run_env=env)  # fmt: skip
+    cache = (loader["parameters"].get("execution") or {}).get("cache_dir")
     if not cache:
         raise SystemExit(f"{project} ({env}): execution.cache_dir is not set: there is no cache.")
     return Path(cache) if Path(cache).is_absolute() else project / cache
