@@ -192,6 +192,33 @@ def test_cache_key_covers_what_a_unit_runs_not_the_scheduler():
     assert "multiview_lab.protocol.engine" not in shared
 
 
+def test_no_task_puts_the_engine_in_its_units_keys():
+    """Every task the pipelines run lives in a module whose code closure leaves out the engine
+    and the cache code (MVFS's λ CV task once lived beside the node that calls the engine, so
+    an engine edit re-keyed its units)."""
+    import dataclasses
+    import importlib
+    import inspect
+    import pkgutil
+
+    import multiview_lab.pipelines as pipelines
+    from multiview_lab.protocol.cache import code_closure
+    from multiview_lab.protocol.tasks import Task
+
+    tasks = set()
+    for info in pkgutil.walk_packages(pipelines.__path__, f"{pipelines.__name__}."):
+        module = importlib.import_module(info.name)
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if issubclass(cls, Task) and dataclasses.is_dataclass(cls):
+                tasks.add(cls)
+    modules = {cls.__module__ for cls in tasks if cls.__module__.startswith(pipelines.__name__)}
+    assert "multiview_lab.pipelines.mvfs.task" in modules and len(modules) >= 6
+    for name in sorted(modules):
+        closure = code_closure(name)
+        assert "multiview_lab.protocol.engine" not in closure, name
+        assert "multiview_lab.protocol.cache" not in closure, name
+
+
 def test_cache_key_covers_nested_estimators_and_skips_library_ones(data, split_table, tmp_path):
     """A scikit-learn meta-estimator around a project estimator (the benchmark's one-vs-rest
     methods, a Pipeline) is cached, keyed by the project estimator's code; library code is

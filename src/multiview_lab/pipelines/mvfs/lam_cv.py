@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from multiview_lab.pipelines.mvfs.task import ZScoredViewsTask, build_classifier
+from multiview_lab.pipelines.mvfs.task import LamCVTask, build_classifier
 from multiview_lab.protocol import run_experiment
 from multiview_lab.specs import build_estimator
 
@@ -25,25 +24,6 @@ logger = logging.getLogger(__name__)
 
 LAM_CV_COLUMNS = ["split", "lam", "fold", "score", "lam_max", "null_model", "fit_time_s", "chosen"]
 LAM_CHOSEN_COLUMNS = ["split", "lam", "lam_max", "lam_frac", "score_mean", "score_std"]
-
-
-@dataclass
-class LamCVTask(ZScoredViewsTask):
-    """λ by inner CV on a split's training rows: the chosen λ, and the ``lam_cv`` table."""
-
-    def score(self, model, data, split, method):
-        return {
-            "lam": model.best_lam_,
-            "lam_max": model.lam_max_,
-            "lam_frac": model.best_lam_ / model.lam_max_,
-            "score_mean": model.best_score_,
-            "score_std": model.best_score_std_,
-        }
-
-    def extras(self, model, data, split, method, unit):
-        table = model.cv_result_.to_frame(model.classifier_names_)
-        table.insert(0, "split", unit["split"])
-        return {"lam_cv": table}
 
 
 def lam_cv_method(

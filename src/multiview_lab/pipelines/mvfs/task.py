@@ -84,6 +84,27 @@ class ZScoredViewsTask(ViewsTask):
 
 
 @dataclass
+class LamCVTask(ZScoredViewsTask):
+    """λ by inner CV on a split's training rows: the chosen λ, and the ``lam_cv`` table
+    (the units of :func:`multiview_lab.pipelines.mvfs.lam_cv.select_lam`; kept here, with the
+    other tasks, so that its cache key does not cover the engine that node calls)."""
+
+    def score(self, model, data, split, method):
+        return {
+            "lam": model.best_lam_,
+            "lam_max": model.lam_max_,
+            "lam_frac": model.best_lam_ / model.lam_max_,
+            "score_mean": model.best_score_,
+            "score_std": model.best_score_std_,
+        }
+
+    def extras(self, model, data, split, method, unit):
+        table = model.cv_result_.to_frame(model.classifier_names_)
+        table.insert(0, "split", unit["split"])
+        return {"lam_cv": table}
+
+
+@dataclass
 class SelectionTask(ZScoredViewsTask):
     """A selector's ranking, scored on its top-k features (see the module docstring)."""
 
