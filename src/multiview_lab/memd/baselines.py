@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import warnings
 from collections import OrderedDict
 from numbers import Integral
 
@@ -26,7 +25,6 @@ import numpy as np
 from scipy import sparse
 from scipy.special import digamma
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import TfidfTransformer
 from sklearn.feature_selection import SelectKBest, chi2, f_classif, mutual_info_classif
 from sklearn.linear_model import LogisticRegression
@@ -41,6 +39,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from multiview_lab.memd.memd import reject_views
+from multiview_lab.utils.convergence import CountConvergence
 
 logger = logging.getLogger(__name__)
 
@@ -240,15 +239,9 @@ class _Baseline(ClassifierMixin, BaseEstimator):
         # The faithful DME stops at 100 L-BFGS iterations by design (the paper's setting) and
         # the strong columns try C up to 1e4: scikit-learn's convergence warnings are expected
         # there, so they are counted (n_convergence_warnings_) and logged once, not emitted.
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", ConvergenceWarning)
+        with CountConvergence() as counted:
             model = self._build().fit(X, y)
-        self.n_convergence_warnings_ = 0
-        for w in caught:
-            if issubclass(w.category, ConvergenceWarning):
-                self.n_convergence_warnings_ += 1
-            else:
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        self.n_convergence_warnings_ = counted.n
         if self.n_convergence_warnings_:
             logger.info(
                 "%s: %d fits stopped at their iteration limit (scikit-learn ConvergenceWarning).",

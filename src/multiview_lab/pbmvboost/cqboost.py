@@ -26,7 +26,6 @@ with self-complemented RBF kernel voters on them (level 2), ``γ`` and ``μ`` ch
 from __future__ import annotations
 
 import logging
-import warnings
 from dataclasses import dataclass
 from numbers import Integral, Real
 
@@ -34,7 +33,6 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn import config_context
 from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics.pairwise import euclidean_distances
 from sklearn.model_selection import StratifiedKFold
 from sklearn.svm import LinearSVC
@@ -47,6 +45,7 @@ from multiview_lab.pbmvboost._boosting import (
     SPARSE_FORMATS,
     check_binary_target,
 )
+from multiview_lab.utils.convergence import CountConvergence
 from multiview_lab.utils.multiview import MultiviewMixin, is_list_of_views
 from multiview_lab.utils.validation import (
     check_binary_labels,
@@ -879,10 +878,9 @@ class FusionCqAllClassifier(MultiviewMixin, ClassifierMixin, BaseEstimator):
         # The views (finite) and the SVM options were validated once in fit: the 12 V (k + 1)
         # LinearSVC fits skip scikit-learn's per-fit parameter and finiteness checks.
         with (
-            warnings.catch_warnings(record=True) as caught,
+            CountConvergence() as counted,
             config_context(skip_parameter_validation=True, assume_finite=True),
         ):
-            warnings.simplefilter("always", ConvergenceWarning)
             if self.level1_fit == "cross_fit":
                 for k, (train, test) in enumerate(folds.split(Xs[0], y_pm)):
                     fold_of[test] = k
@@ -891,10 +889,7 @@ class FusionCqAllClassifier(MultiviewMixin, ClassifierMixin, BaseEstimator):
             svms = self._fit_svms(Xs, y_pm, Cs, seed)
             if self.level1_fit == "in_sample":
                 z = self._svm_outputs(svms, Xs)
-        n_warn = sum(issubclass(w.category, ConvergenceWarning) for w in caught)
-        for w in caught:
-            if not issubclass(w.category, ConvergenceWarning):
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+        n_warn = counted.n
         if n_warn:
             logger.info(
                 "Fusion_Cq^all: %d LinearSVC fits hit svm_max_iter without converging.", n_warn

@@ -256,7 +256,7 @@ def run_experiment(
     result = _assemble(units, outputs, n_cached, added)
     logger.info(
         "%s: %d units done (%d from the cache) in %s; measured cost of all of them %s%s.",
-        label, len(units), n_cached, _duration(time.perf_counter() - started), _cpu(result.cpu_seconds),
+        label, len(units), n_cached, _duration(time.perf_counter() - started), _duration(result.cpu_seconds, "CPU"),
         f" ({result.n_unmeasured} cached units without a record)" if result.n_unmeasured else "",
     )  # fmt: skip
     return result
@@ -305,22 +305,17 @@ def cache_status(
     return pd.DataFrame(rows)
 
 
-def _duration(seconds: float) -> str:
-    """``0.4 s``, ``42 s``, ``12.5 min`` or ``3.2 h``."""
+def _duration(seconds: float, unit: str = "") -> str:
+    """``0.4 s``, ``42 s``, ``12.5 min`` or ``3.2 h``; with ``unit="CPU"``, ``0.4 CPU s``, ...,
+    ``3.20 CPU-h``."""
+    cpu = f"{unit} " if unit else ""
     if seconds < 10:
-        return f"{seconds:.1f} s"
+        return f"{seconds:.1f} {cpu}s"
     if seconds < 120:
-        return f"{seconds:.0f} s"
-    return f"{seconds / 60:.1f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
-
-
-def _cpu(seconds: float) -> str:
-    """CPU seconds as ``0.4 CPU s``, ``42 CPU s``, ``12.5 CPU min`` or ``3.2 CPU-h``."""
-    if seconds < 10:
-        return f"{seconds:.1f} CPU s"
-    if seconds < 120:
-        return f"{seconds:.0f} CPU s"
-    return f"{seconds / 60:.1f} CPU min" if seconds < 7200 else f"{seconds / 3600:.2f} CPU-h"
+        return f"{seconds:.0f} {cpu}s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} {cpu}min"
+    return f"{seconds / 3600:.2f} {unit}-h" if unit else f"{seconds / 3600:.1f} h"
 
 
 def _put_datasets(backend, names, datasets, data_fp) -> dict[str, Any]:
