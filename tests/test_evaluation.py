@@ -127,6 +127,7 @@ def test_code_closure_follows_imports_not_the_whole_package():
     assert cq == (
         "multiview_lab.pbmvboost._boosting",  # its input checks
         "multiview_lab.pbmvboost.cqboost",
+        "multiview_lab.utils.convergence",  # its iteration-limit warning counter
         "multiview_lab.utils.multiview",
         "multiview_lab.utils.validation",
     )
