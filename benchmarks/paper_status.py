@@ -1,10 +1,12 @@
 """Where a long run stands: per method, the units done, waiting and left, and what they cost.
 
 A paper protocol runs for hours, over several sessions, resuming from its unit cache
-(``execution.cache_dir``). This script asks the engine (:func:`multiview_lab.protocol.cache_status`)
-what ``kedro run --pipelines=NAME --env=ENV`` would find in a project's cache, without running
-anything: it prepares the pipeline's data in a temporary copy of this checkout's conf and raw
-data, keys every unit as the run does, and looks each one up in ``--project``'s cache. The
+(``execution.cache_dir``) and from the unit archive kept in the repository
+(``execution.archive_dir``, ``results/units``). This script asks the engine
+(:func:`multiview_lab.protocol.cache_status`) what ``kedro run --pipelines=NAME --env=ENV``
+would find in a project's cache and archive, without running anything: it prepares the
+pipeline's data in a temporary copy of this checkout's conf and raw data, keys every unit as
+the run does, and looks each one up in ``--project``'s cache and archive. The
 preparation runs with ``execution.cache_only``: an engine stage upstream of training (MVFS's
 λ CV) is read from the run's cache, and a pipeline whose upstream stage is not complete yet
 is reported as such instead of being computed.
@@ -42,10 +44,11 @@ from multiview_lab.protocol import cache_status  # noqa: E402
 from multiview_lab.protocol.sharing import apply_protocol_sharing  # noqa: E402
 
 
-def stage_status(stage: dict, cache_dir: Path) -> pd.DataFrame:
+def stage_status(stage: dict, store: dict) -> pd.DataFrame:
     """:func:`cache_status` of every enabled method of one training stage, method by method
-    as the training nodes run them (so every key matches the run's)."""
-    execution = {**stage["execution"], "cache_dir": str(cache_dir), "cache_only": False}
+    as the training nodes run them (so every key matches the run's), in the run's cache and
+    archive (``store``: ``cache_dir`` and ``archive_dir``)."""
+    execution = {**stage["execution"], **store, "cache_only": False}
     protocol = stage["protocol"]
     frames = []
     # the enabled methods this stage's task runs (the registry may hold others), in order
@@ -120,16 +123,24 @@ def summarise(status: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _cache_dir(project: Path, env: str) -> Path:
-    """The run's unit cache: its conf's ``execution.cache_dir`` in ``env``, under ``project``."""
+def _store(project: Path, env: str) -> dict[str, str | None]:
+    """The run's unit cache and archive: its conf's ``execution.cache_dir`` and
+    ``execution.archive_dir`` in ``env``, under ``project``."""
     from kedro.config import OmegaConfigLoader
 
     loader = OmegaConfigLoader(conf_source=str(project / "conf"), base_env="base",
                                default_run_env=env)  # fmt: skip
-    cache = (loader["parameters"].get("execution") or {}).get("cache_dir")
-    if not cache:
-        raise SystemExit(f"{project} ({env}): execution.cache_dir is not set: there is no cache.")
-    return Path(cache) if Path(cache).is_absolute() else project / cache
+    execution = loader["parameters"].get("execution") or {}
+    store: dict[str, str | None] = {}
+    for key in ("cache_dir", "archive_dir"):
+        folder = execution.get(key)
+        store[key] = str(project / folder) if folder else None  # an absolute folder stays
+    if not any(store.values()):
+        raise SystemExit(
+            f"{project} ({env}): neither execution.cache_dir nor archive_dir is set: there is "
+            "no cache."
+        )
+    return store
 
 
 def _incomplete(exc: BaseException):
@@ -166,8 +177,8 @@ def main() -> None:
     try:
         copy = make_project_copy(tmp / "project", raw)
         for name in args.pipelines:
-            cache_dir = _cache_dir(args.project, args.env)
-            only = {"execution": {"cache_dir": str(cache_dir), "cache_only": True}}
+            store = _store(args.project, args.env)
+            only = {"execution": {**store, "cache_only": True}}
             try:
                 stages = prepare_stages(copy, name, args.env, only)
             except Exception as exc:  # noqa: BLE001 - reported, then the next pipeline
@@ -182,7 +193,7 @@ def main() -> None:
                 # told apart by their protocol block
                 own = stage["label"] if labels.count(stage["label"]) == 1 else stage["protocol_key"]
                 stage["label"] = f"{name}/{own}"
-                frames.append(stage_status(stage, cache_dir))
+                frames.append(stage_status(stage, store))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     frames = [f for f in frames if len(f)]

@@ -7,9 +7,11 @@ estimator, :mod:`multiview_lab.protocol.tasks`), the data sets, a split table
 1. forms the units: every split row × every method the task applies to, in split-table order;
 2. seeds them: **every method gets the split's seed** (paired comparisons: on one split all
    methods see the same training rows and the same seed for their inner randomness);
-3. looks each unit up in the resumable unit cache (``cache_dir``), keyed by the unit, the
-   method's entry, the task's settings, the data set's and the split's arrays, and the code the
-   unit runs (:func:`multiview_lab.protocol.cache.code_fingerprint` of
+3. looks each unit up in the resumable unit cache (``cache_dir``), then in the read-only unit
+   archive (``archive_dir``, :mod:`~multiview_lab.protocol.archive`: units of earlier sessions
+   kept in the repository), keyed by the unit, the method's entry, the task's settings, the
+   data set's and the split's arrays, and the code the unit runs
+   (:func:`multiview_lab.protocol.cache.code_fingerprint` of
    :mod:`~multiview_lab.protocol.unit`, the task's and the estimator's modules, not of this
    scheduling code): an interrupted run resumes where it stopped, a change of one method's
    code refits only that method's units;
@@ -173,8 +175,10 @@ def run_experiment(
     execution : mapping, optional
         The ``execution`` block: ``backend`` (``local`` | ``dask``), ``n_jobs``,
         ``scheduler_address``, ``n_workers``, ``threads_per_worker``, ``blas_threads`` (per
-        unit; null: no limit), ``cache_dir`` (null: no unit cache) and ``cache_only`` (true:
-        compute nothing, raise :class:`CacheIncompleteError` unless every unit is cached).
+        unit; null: no limit), ``cache_dir`` (null: no unit cache), ``archive_dir`` (a unit
+        archive read after the cache, :mod:`~multiview_lab.protocol.archive`; null: none) and
+        ``cache_only`` (true: compute nothing, raise :class:`CacheIncompleteError` unless every
+        unit is in the cache or the archive).
     backend : LocalBackend or DaskBackend, optional
         A backend to use instead of the one ``execution`` names.
     keep_models : mapping, optional
@@ -201,7 +205,7 @@ def run_experiment(
             backend = backend_from_config(config)
         units = _tune_shared(task, datasets, plan, added, backend, config, label)
     cache_dir = config["cache_dir"]
-    paths, outputs = _lookup_units(task, units, plan, cache_dir)
+    paths, outputs, n_archived = _lookup_units(task, units, plan, config)
     n_cached = sum(o is not None for o in outputs)
     todo = [i for i, o in enumerate(outputs) if o is None]
     if todo and config["cache_only"]:
@@ -211,9 +215,10 @@ def run_experiment(
         )
     if backend is None:
         backend = backend_from_config(config)
+    archived = f" ({n_archived} of them from the archive)" if n_archived else ""
     logger.info(
-        "%s: %d units (%d methods), %d in the cache, on %s.",
-        label, len(units), len(parsed), n_cached, backend.describe(),
+        "%s: %d units (%d methods), %d in the cache%s, on %s.",
+        label, len(units), len(parsed), n_cached, archived, backend.describe(),
     )  # fmt: skip
     progress = _Progress(label, len(todo))
     blas = config["blas_threads"]
@@ -279,14 +284,15 @@ def cache_status(
     ``status`` (``cached``, ``to run``, or ``waiting`` for a unit whose group's shared CV has
     not run, so its key is not known yet) and ``cpu_time_s`` (recorded by a cached entry;
     NaN otherwise or when it predates the record). Same arguments as :func:`run_experiment`;
-    ``execution.cache_dir`` must be set.
+    ``execution.cache_dir`` or ``execution.archive_dir`` must be set (a unit in either is
+    ``cached``).
     """
     config = check_execution(execution)
-    if not config["cache_dir"]:
-        raise ValueError(f"{label}: cache_status needs execution.cache_dir.")
+    if not (config["cache_dir"] or config["archive_dir"]):
+        raise ValueError(f"{label}: cache_status needs execution.cache_dir or archive_dir.")
     plan = _plan(task, datasets, splits, methods, config, keep_models, label)
     rows = []
-    refs, _, shared = _lookup_shared(task, plan, config["cache_dir"])
+    refs, _, shared = _lookup_shared(task, plan, config)
     unknown: set[int] = set()
     for (name, group, ref), out in zip(refs, shared, strict=True):
         rows.append(
@@ -297,7 +303,7 @@ def cache_status(
         if out is None:
             unknown.update(plan.groups[name][group])
     units = _apply_shared(plan, refs, shared, [{} for _ in plan.units])
-    _, outputs = _lookup_units(task, units, plan, config["cache_dir"])
+    _, outputs, _ = _lookup_units(task, units, plan, config)
     for i, ((unit, _, _), out) in enumerate(zip(units, outputs, strict=True)):
         status = "waiting" if i in unknown else ("to run" if out is None else "cached")
         cpu = out.rows[0].get("cpu_time_s", np.nan) if out is not None and out.rows else np.nan
@@ -379,9 +385,9 @@ def _plan(task, datasets, splits, methods, config, keep_models, label) -> _Plan:
     for i, (_, method, _) in enumerate(units):
         first.setdefault(method.name, i)
     keep = [_keep(keep_models, u, first[m.name] == i) for i, (u, m, _) in enumerate(units)]
-    cache_dir = config["cache_dir"]
+    keyed = bool(config["cache_dir"] or config["archive_dir"])
     data_fp: dict[str, str] = {}
-    if cache_dir:
+    if keyed:
         data_fp = {name: _data_fingerprint(datasets[name]) for name in set(splits["dataset"])}
     return _Plan(
         units=units,
@@ -389,17 +395,50 @@ def _plan(task, datasets, splits, methods, config, keep_models, label) -> _Plan:
         parsed=parsed,
         keep=keep,
         groups=shared_groups(units, keys),
-        settings=task.settings() if cache_dir else None,
+        settings=task.settings() if keyed else None,
         data_fp=data_fp,
     )
 
 
-def _lookup_units(task, units, plan: _Plan, cache_dir):
-    """Each unit's cache path and its cached result (None: to run; no cache: all None)."""
+class _Store:
+    """Where finished units are found: the unit cache (read and written) and the unit archive
+    (read only). A unit whose fitted model is kept needs the model, which only the cache
+    holds (the archive keeps no models)."""
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        # imported here, not at the top: `python -m multiview_lab.protocol.archive` must not
+        # find its own module already imported by the package
+        from multiview_lab.protocol.archive import Archive
+
+        self.cache_dir = config["cache_dir"]
+        self.archive = Archive(config["archive_dir"]) if config["archive_dir"] else None
+        self.n_archived = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.cache_dir or self.archive is not None)
+
+    def lookup(self, key: str, needs_model: bool = False) -> tuple[Path | None, Any]:
+        """The cache path to write ``key`` to (None: no cache) and its result (None: to run)."""
+        path = cache_path(self.cache_dir, key) if self.cache_dir else None
+        if path is not None and path.exists():
+            found = _read(path)
+            if found is not None:
+                return path, found
+        if self.archive is not None and not needs_model:
+            found = self.archive.get(key)
+            self.n_archived += found is not None
+            return path, found
+        return path, None
+
+
+def _lookup_units(task, units, plan: _Plan, config):
+    """Each unit's cache path and its cached or archived result (None: to run; no cache and
+    no archive: all None), and how many came from the archive."""
     paths: list[Path | None] = [None] * len(units)
     outputs: list[UnitResult | None] = [None] * len(units)
-    if not cache_dir:
-        return paths, outputs
+    store = _Store(config)
+    if not store:
+        return paths, outputs, 0
     code = {
         name: code_fingerprint(
             run_unit.__module__, type(task).__module__, *estimator_modules(m.spec())
@@ -411,13 +450,11 @@ def _lookup_units(task, units, plan: _Plan, cache_dir):
             unit, method.spec(), plan.settings, plan.keep[i], plan.data_fp[unit["dataset"]],
             _split_arrays(split, plan.keys), code[method.name],
         )  # fmt: skip
-        paths[i] = cache_path(cache_dir, key)
-        if paths[i].exists():
-            outputs[i] = _read(paths[i])
-    return paths, outputs
+        paths[i], outputs[i] = store.lookup(key, needs_model=plan.keep[i])
+    return paths, outputs, store.n_archived
 
 
-def _lookup_shared(task, plan: _Plan, cache_dir):
+def _lookup_shared(task, plan: _Plan, config):
     """The shared inner CVs (one per ``tune.once_per`` group: ``(method, group, reference unit
     index)``), their cache paths and their cached results (None: to run)."""
     refs = [
@@ -427,7 +464,8 @@ def _lookup_shared(task, plan: _Plan, cache_dir):
     ]
     results: list[dict | None] = [None] * len(refs)
     paths: list[Path | None] = [None] * len(refs)
-    if cache_dir:
+    store = _Store(config)
+    if store:
         for j, (_, _, i) in enumerate(refs):
             unit, method, split = plan.units[i]
             code = code_fingerprint(
@@ -437,9 +475,7 @@ def _lookup_shared(task, plan: _Plan, cache_dir):
                 {**unit, "stage": "tune"}, method.spec(), plan.settings, False,
                 plan.data_fp[unit["dataset"]], _split_arrays(split, plan.keys), code,
             )  # fmt: skip
-            paths[j] = cache_path(cache_dir, key)
-            if paths[j].exists():
-                results[j] = _read(paths[j])
+            paths[j], results[j] = store.lookup(key)
     return refs, paths, results
 
 
@@ -469,7 +505,7 @@ def _apply_shared(plan: _Plan, refs, results, added) -> list:
 def _tune_shared(task, datasets, plan: _Plan, added, backend, config, label) -> list:
     """Run the inner CV of every ``tune.once_per`` group on its reference unit (cached, on the
     backend), then fix every unit's method to its group's choice (:func:`_apply_shared`)."""
-    refs, paths, results = _lookup_shared(task, plan, config["cache_dir"])
+    refs, paths, results = _lookup_shared(task, plan, config)
     units = plan.units
     todo = [j for j, r in enumerate(results) if r is None]
     if todo and config["cache_only"]:

@@ -39,6 +39,7 @@ EXECUTION_KEYS = (
     "threads_per_worker",
     "blas_threads",
     "cache_dir",
+    "archive_dir",
     "cache_only",
 )
 
@@ -161,11 +162,15 @@ def check_execution(execution: Mapping[str, Any] | None) -> dict[str, Any]:
         "threads_per_worker": 1,
         "blas_threads": 1,
         "cache_dir": None,
+        "archive_dir": None,
         "cache_only": False,
         **execution,
     }
-    if out["cache_only"] and not out["cache_dir"]:
-        raise ValueError("execution.cache_only needs execution.cache_dir (the cache to read).")
+    if out["cache_only"] and not (out["cache_dir"] or out["archive_dir"]):
+        raise ValueError(
+            "execution.cache_only needs execution.cache_dir or execution.archive_dir (the "
+            "cache to read)."
+        )
     if out["backend"] not in BACKENDS:
         raise ValueError(
             f"execution.backend must be one of {list(BACKENDS)}; got {out['backend']!r}."

@@ -1,0 +1,213 @@
+"""The unit archive: a run's finished units as JSON lines that the engine reads back as a
+second, read-only cache (a paper run resumed in a later session, on another machine)."""
+
+import json
+import logging
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from multiview_lab.protocol import ViewsTask, cache_status, run_experiment
+from multiview_lab.protocol.archive import (
+    Archive,
+    ArchiveError,
+    archive_cache,
+    decode,
+    encode,
+    main,
+    same,
+)
+from multiview_lab.protocol.unit import TIMING_COLUMNS, UnitResult
+from tests.protocol.conftest import METHODS
+
+
+def _tree_grid(once_per):
+    return {
+        "tree": {
+            "estimator": "ConcatViews",
+            "params": {"estimator": "sklearn.tree.DecisionTreeClassifier"},
+            "tune": {
+                "grid": {"params": [{"max_depth": d} for d in (1, 2, 4, 8)]},
+                "folds": 3,
+                "once_per": once_per,
+            },
+        },
+        "logreg": METHODS["logreg"],
+    }
+
+
+def _round_trip(value):
+    return decode(json.loads(json.dumps(encode(value), allow_nan=False)))
+
+
+def test_every_kind_of_value_reads_back_identical():
+    frame = pd.DataFrame(
+        {
+            "method": ["a", "b", "c"],
+            "k": np.array([1, 2, 3], dtype=np.int64),
+            "acc": [0.1, np.nan, 1 / 3],
+            "flag": [True, False, True],
+            "obj": pd.Series([None, "x", 2.5], dtype=object),
+            "small": np.array([1, 2, 3], dtype=np.int32),
+        }
+    )
+    rows = [
+        {
+            "dataset": "SYN",
+            "seed": 123456789,
+            "accuracy": np.float64(0.1) + np.float64(0.2),  # not a short decimal
+            "k": np.int64(7),
+            "lam": np.float32(0.3),
+            "nan": float("nan"),
+            "inf": np.float64(-np.inf),
+            "ok": np.bool_(True),
+            "none": None,
+            "chosen": [1, 2.5, "x"],
+            "pair": (1, 2),
+            "nested": {"max_depth": 3, "c": [0.1, 1e-300]},
+        }
+    ]
+    unit = UnitResult(rows=rows, extras={"curves": frame, "empty": frame.iloc[:0]})
+    back = _round_trip(unit)
+    assert same(unit, back)
+    assert type(back.rows[0]["k"]) is np.int64 and type(back.rows[0]["lam"]) is np.float32
+    assert back.rows[0]["accuracy"] == 0.30000000000000004
+    pd.testing.assert_frame_equal(back.extras["curves"], frame)
+    assert list(back.extras["empty"].dtypes) == list(frame.dtypes)
+    tune = {"params": {"params": {"max_depth": np.int64(4)}}, "scores": {"cv_accuracy": 0.8},
+            "cpu_time_s": 1.5}  # fmt: skip
+    assert same(tune, _round_trip(tune))
+
+
+def test_same_tells_apart_what_an_archive_must_not_change():
+    """The check behind every archived entry fails on each change a lossy format would make."""
+    assert not same({"a": np.float64(1.0)}, {"a": 1.0})  # a numpy scalar turned Python
+    assert not same({"a": np.int64(1)}, {"a": 1})  # would re-key a unit fixed to it
+    assert not same({"a": (1, 2)}, {"a": [1, 2]})
+    assert not same({"a": 0.1 + 0.2}, {"a": 0.3})
+    assert not same({"a": float("nan")}, {"a": 0.0})
+    assert same({"a": float("nan")}, {"a": float("nan")})
+    assert not same({"a": 1, "b": 2}, {"b": 2, "a": 1})  # column order of the results
+    f = pd.DataFrame({"k": [1, 2]})
+    assert not same(f, f.astype("float64")) and not same(f, f.iloc[:1])
+
+
+def test_what_cannot_be_archived_exactly_is_an_error_naming_it():
+    with pytest.raises(ArchiveError, match=r"u1\.rows.*set"):
+        encode(UnitResult(rows=[{"x": {1, 2}}]), where="u1")
+    with pytest.raises(ArchiveError, match="non-string keys"):
+        encode(UnitResult(rows=[{"x": {1: 2}}]))
+    with pytest.raises(ArchiveError, match="not a unit result"):
+        encode([1, 2])
+
+
+def _run(data, split_table, methods=METHODS, **execution):
+    return run_experiment(
+        ViewsTask(), data, split_table, methods, execution={"n_jobs": 1, **execution}
+    )
+
+
+def test_a_run_resumes_from_the_archive_alone(data, split_table, tmp_path, caplog):
+    """Another machine, no unit cache: every archived unit is read, not computed; only the
+    units whose models are kept run again (the archive keeps no model); the table is
+    identical, timings included for the archived units."""
+    cache, target = tmp_path / "cache", tmp_path / "archive" / "run.jsonl"
+    first = _run(data, split_table, cache_dir=str(cache))
+    counts = archive_cache(cache, target, commit="abc123", note="test run")
+    assert counts == {"added": 2 * len(split_table), "already": 0, "unreadable": 0}
+    header = json.loads(target.read_text().splitlines()[0])
+    assert header["archive"] == 1 and header["commit"] == "abc123"
+
+    with caplog.at_level(logging.INFO, logger="multiview_lab.protocol.engine"):
+        again = _run(data, split_table, archive_dir=str(target.parent))
+    kept = len(first.models)
+    assert kept == 2 and again.n_cached == 2 * len(split_table) - kept
+    assert f"{2 * len(split_table) - kept} of them from the archive" in caplog.text
+    assert sorted(again.models) == sorted(first.models)  # recomputed, so still logged
+    timing = list(TIMING_COLUMNS)
+    pd.testing.assert_frame_equal(
+        first.results.drop(columns=timing), again.results.drop(columns=timing)
+    )
+    recomputed = again.results.index.isin([0, 1])  # the first unit of each method
+    pd.testing.assert_frame_equal(
+        first.results.loc[~recomputed, timing], again.results.loc[~recomputed, timing]
+    )
+    assert again.cpu_seconds > 0
+    # without kept models the archive alone serves the whole run, cache_only included
+    full = run_experiment(
+        ViewsTask(), data, split_table, METHODS, keep_models={"first": False},
+        execution={"n_jobs": 1, "cache_dir": str(tmp_path / "c2")},
+    )  # fmt: skip
+    archive_cache(tmp_path / "c2", target)
+    served = run_experiment(
+        ViewsTask(), data, split_table, METHODS, keep_models={"first": False},
+        execution={"n_jobs": 1, "archive_dir": str(target.parent), "cache_only": True},
+    )  # fmt: skip
+    assert served.n_cached == len(full.results)
+    pd.testing.assert_frame_equal(
+        full.results.drop(columns=timing), served.results.drop(columns=timing)
+    )
+
+
+def test_shared_inner_cvs_are_archived_and_their_units_keep_their_keys(data, split_table, tmp_path):
+    """A shared CV's choice (here nested dicts of numpy integers) reads back with its types,
+    so the units fixed to it get the same keys and are found in the archive."""
+    methods = _tree_grid(["dataset", "repeat"])
+    cache, target = tmp_path / "cache", tmp_path / "archive" / "cv.jsonl"
+    first = _run(data, split_table, methods, cache_dir=str(cache))
+    archive_cache(cache, target)
+    execution = {"n_jobs": 1, "archive_dir": str(target.parent)}
+    status = cache_status(ViewsTask(), data, split_table, methods, execution=execution)
+    assert (status[status["stage"] == "shared CV"]["status"] == "cached").all()
+    units = status[status["stage"] == "unit"]
+    assert (units["status"] == "cached").sum() == len(units) - 2  # the kept ones run again
+    again = _run(
+        data, split_table, methods, **{k: v for k, v in execution.items() if k != "n_jobs"}
+    )
+    cols = ["method", "repeat", "fold", "accuracy", "cv_accuracy", "tuned_on"]
+    pd.testing.assert_frame_equal(first.results[cols], again.results[cols])
+
+
+def test_archiving_adds_only_new_entries_and_never_half_a_file(data, split_table, tmp_path):
+    cache, target = tmp_path / "cache", tmp_path / "archive" / "a.jsonl"
+    _run(data, split_table, cache_dir=str(cache))
+    archive_cache(cache, target)
+    size = target.stat().st_size
+    assert archive_cache(cache, target)["added"] == 0 and target.stat().st_size == size
+    # an entry that cannot be archived exactly: nothing is written, the file is unchanged
+    import joblib
+
+    joblib.dump(UnitResult(rows=[{"bad": {1, 2}}]), cache / "ffff.joblib")
+    with pytest.raises(ArchiveError, match="ffff"):
+        archive_cache(cache, target)
+    assert target.stat().st_size == size and not list(target.parent.glob("*.tmp"))
+    # a damaged cache entry is left out, as the engine leaves it
+    (cache / "ffff.joblib").write_bytes(b"not joblib")
+    assert archive_cache(cache, target)["unreadable"] == 1
+    # a second file in the folder: keys already in the folder are not added again
+    assert archive_cache(cache, target.with_name("b.jsonl"))["added"] == 0
+    assert len(Archive(target.parent)) == 2 * len(split_table)
+
+
+def test_bad_archives_are_errors_naming_the_problem(data, split_table, tmp_path):
+    with pytest.raises(ArchiveError, match="not a folder"):
+        _run(data, split_table, archive_dir=str(tmp_path / "missing"))
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "x.jsonl").write_text('{"archive": 1}\n{"key": "k", "entry": {\n')
+    with pytest.raises(ArchiveError, match=r"x\.jsonl, line 2: not JSON"):
+        Archive(tmp_path / "bad")
+    (tmp_path / "bad" / "x.jsonl").write_text('{"archive": 99}\n')
+    with pytest.raises(ArchiveError, match="format 99"):
+        Archive(tmp_path / "bad")
+    with pytest.raises(ValueError, match="cache_only needs"):
+        _run(data, split_table, cache_only=True)
+    assert main([str(tmp_path / "nocache"), str(tmp_path / "a.jsonl")]) == 2
+
+
+def test_the_archive_code_is_in_no_units_key():
+    """Editing the archive format must not re-key the units it holds."""
+    from multiview_lab.protocol.cache import code_closure
+
+    closure = code_closure("multiview_lab.protocol.unit", "multiview_lab.protocol.tuning")
+    assert "multiview_lab.protocol.archive" not in closure
