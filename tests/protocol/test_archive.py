@@ -139,7 +139,7 @@ def test_a_run_resumes_from_the_archive_alone(data, split_table, tmp_path, caplo
         ViewsTask(), data, split_table, METHODS, keep_models={"first": False},
         execution={"n_jobs": 1, "cache_dir": str(tmp_path / "c2")},
     )  # fmt: skip
-    archive_cache(tmp_path / "c2", target)
+    archive_cache(tmp_path / "c2", target, commit="abc123")
     served = run_experiment(
         ViewsTask(), data, split_table, METHODS, keep_models={"first": False},
         execution={"n_jobs": 1, "archive_dir": str(target.parent), "cache_only": True},
@@ -172,21 +172,25 @@ def test_shared_inner_cvs_are_archived_and_their_units_keep_their_keys(data, spl
 def test_archiving_adds_only_new_entries_and_never_half_a_file(data, split_table, tmp_path):
     cache, target = tmp_path / "cache", tmp_path / "archive" / "a.jsonl"
     _run(data, split_table, cache_dir=str(cache))
-    archive_cache(cache, target)
+    archive_cache(cache, target, commit="c1")
     size = target.stat().st_size
-    assert archive_cache(cache, target)["added"] == 0 and target.stat().st_size == size
+    assert archive_cache(cache, target, commit="c1")["added"] == 0
+    assert target.stat().st_size == size
     # an entry that cannot be archived exactly: nothing is written, the file is unchanged
     import joblib
 
     joblib.dump(UnitResult(rows=[{"bad": {1, 2}}]), cache / "ffff.joblib")
     with pytest.raises(ArchiveError, match="ffff"):
-        archive_cache(cache, target)
+        archive_cache(cache, target, commit="c1")
     assert target.stat().st_size == size and not list(target.parent.glob("*.tmp"))
     # a damaged cache entry is left out, as the engine leaves it
     (cache / "ffff.joblib").write_bytes(b"not joblib")
-    assert archive_cache(cache, target)["unreadable"] == 1
+    assert archive_cache(cache, target, commit="c1")["unreadable"] == 1
     # a second file in the folder: keys already in the folder are not added again
     assert archive_cache(cache, target.with_name("b.jsonl"))["added"] == 0
+    # a file holds one commit's units
+    with pytest.raises(ArchiveError, match="not other: archive them to a new file"):
+        archive_cache(cache, target, commit="other")
     assert len(Archive(target.parent)) == 2 * len(split_table)
 
 

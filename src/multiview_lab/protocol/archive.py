@@ -22,7 +22,7 @@ checks this for every entry before it writes anything. Each file starts with a h
 Command line (``--help`` for the options)::
 
     python -m multiview_lab.protocol.archive data/02_intermediate/unit_cache \\
-        results/units/memd-paper.jsonl
+        results/units/memd-paper-2e7a8d3.jsonl
 """
 
 from __future__ import annotations
@@ -273,7 +273,9 @@ def archive_cache(
     written; an entry that would not read back identical raises :class:`ArchiveError` naming
     it, and the target is left as it was. ``commit`` (default: the git commit of
     ``cache_dir``'s checkout) goes in the header: the code that computed the units, which is
-    where a run resumed in a later session should run if the code has changed since.
+    where a run resumed in a later session should run if the code has changed since. A file
+    holds the units of one commit: adding units of another commit to it is an error (write
+    them to a new file).
 
     Returns the counts ``{"added", "already", "unreadable"}``.
     """
@@ -284,6 +286,15 @@ def archive_cache(
         raise ArchiveError(f"{cache_dir}: no such unit cache folder.")
     import joblib
 
+    commit = commit or _git_commit(cache_dir)
+    old = target.read_text(encoding="utf-8").splitlines() if target.exists() else []
+    if old:
+        header = json.loads(old[0])
+        if header.get("commit") != commit:
+            raise ArchiveError(
+                f"{target} holds units of commit {header.get('commit')}, not {commit}: archive "
+                "them to a new file."
+            )
     target.parent.mkdir(parents=True, exist_ok=True)
     known = set(Archive(target.parent).keys())
     lines, counts = [], {"added": 0, "already": 0, "unreadable": 0}
@@ -311,11 +322,10 @@ def archive_cache(
         counts["added"] += 1
     if not lines:
         return counts
-    old = target.read_text(encoding="utf-8").splitlines() if target.exists() else []
     if not old:
         header = {
             "archive": FORMAT,
-            "commit": commit or _git_commit(cache_dir),
+            "commit": commit,
             "written": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
             "note": note,
         }
