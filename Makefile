@@ -13,7 +13,7 @@ ENV         ?= base
 
 export KEDRO_DISABLE_TELEMETRY := 1
 
-.PHONY: install run test lint viz viz-build mlflow-ui benchmarks clean-data
+.PHONY: install run test lint viz viz-build mlflow-ui benchmarks clean-data paper archive
 
 $(STAMP): pyproject.toml requirements.lock
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -46,6 +46,25 @@ viz-build: $(STAMP)
 ## Browse runs in the MLflow UI on http://$(HOST):$(MLFLOW_PORT) (the project's SQLite store; one worker: 2 cores)
 mlflow-ui: $(STAMP)
 	$(BIN)/mlflow ui --backend-store-uri sqlite:///mlflow.db --host $(HOST) --port $(MLFLOW_PORT) --workers 1
+
+## The papers' protocols (hours to tens of CPU-hours on 2 cores): each pipeline of
+## PAPER_PIPELINES with --env=paper at low priority, one after another, each resuming from the
+## unit cache and the repository's unit archive; after each (finished or not) its finished units
+## are added to the archive (make archive), for git.
+PAPER_PIPELINES ?= mvfs miml memd pbmvboost gbc
+NICE ?= 15
+paper: $(STAMP)
+	@for p in $(PAPER_PIPELINES); do \
+		echo "== kedro run --pipelines=$$p --env=paper (nice $(NICE))"; \
+		nice -n $(NICE) $(BIN)/kedro run --pipelines=$$p --env=paper; rc=$$?; \
+		$(MAKE) --no-print-directory archive || exit 1; \
+		test $$rc -eq 0 || exit $$rc; done
+
+## Add the unit cache's finished units to results/units/paper-<commit>.jsonl (only new keys;
+## refused while src/ has uncommitted changes: the file's header names the code's commit).
+archive: $(STAMP)
+	$(BIN)/python -m multiview_lab.protocol.archive data/02_intermediate/unit_cache \
+		results/units/paper-$$(git rev-parse --short=7 HEAD).jsonl --note "paper envs (make paper)"
 
 ## On-demand speed/memory checks (not tests): prints ratios against same-run baselines.
 benchmarks: $(STAMP)

@@ -215,3 +215,37 @@ def test_the_archive_code_is_in_no_units_key():
 
     closure = code_closure("multiview_lab.protocol.unit", "multiview_lab.protocol.tuning")
     assert "multiview_lab.protocol.archive" not in closure
+
+
+def test_the_header_commit_is_refused_when_the_code_has_uncommitted_changes(
+    data, split_table, tmp_path
+):
+    """The header names the code that computed the units: a checkout whose src/ differs from
+    its commit cannot vouch for that, so archiving without an explicit commit is refused."""
+    import subprocess
+
+    repo = tmp_path / "repo"
+    (repo / "src").mkdir(parents=True)
+    (repo / "src" / "m.py").write_text("x = 1\n")
+    (repo / "notes.txt").write_text("a\n")
+
+    def git(*args):
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo), *args],
+            check=True, capture_output=True,
+        )  # fmt: skip
+
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "code")
+    cache, target = repo / "data" / "cache", tmp_path / "archive" / "a.jsonl"
+    _run(data, split_table, cache_dir=str(cache))
+    (repo / "notes.txt").write_text("b\n")  # outside src/: not the units' code
+    archive_cache(cache, target)
+    head = json.loads(target.read_text().splitlines()[0])["commit"]
+    assert len(head) == 40
+    (repo / "src" / "m.py").write_text("x = 2\n")
+    with pytest.raises(ArchiveError, match=r"uncommitted changes to the code \(src/m\.py\)"):
+        archive_cache(cache, target.with_name("b.jsonl"))
+    assert not target.with_name("b.jsonl").exists()
+    assert archive_cache(cache, target.with_name("b.jsonl"), commit=head)["added"] == 0

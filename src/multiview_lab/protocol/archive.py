@@ -248,15 +248,32 @@ class Archive:
 # writing
 
 
-def _git_commit(folder: Path) -> str | None:
+def _git(folder: Path, *args: str) -> str | None:
     try:
         out = subprocess.run(
-            ["git", "-C", str(folder), "rev-parse", "HEAD"],
-            capture_output=True, text=True, check=True,
-        )  # fmt: skip
+            ["git", "-C", str(folder), *args], capture_output=True, text=True, check=True
+        )
     except (OSError, subprocess.CalledProcessError):
         return None
-    return out.stdout.strip() or None
+    return out.stdout
+
+
+def _git_commit(folder: Path) -> str | None:
+    """The commit of ``folder``'s checkout; an :class:`ArchiveError` if its ``src/`` has
+    uncommitted changes to tracked files (the units may then be another code's than the
+    commit's, and the header would say otherwise)."""
+    commit = (_git(folder, "rev-parse", "HEAD") or "").strip() or None
+    if commit is None:
+        return None
+    changed = _git(folder, "status", "--porcelain", "--untracked-files=no", "--", ":/src")
+    if changed and changed.strip():
+        files = ", ".join(line[3:] for line in changed.splitlines()[:5])
+        raise ArchiveError(
+            f"{folder}: its checkout has uncommitted changes to the code ({files}), so its "
+            f"units may not be those of commit {commit[:12]}: commit them first, or pass the "
+            "commit of the code that computed the units (--commit)."
+        )
+    return commit
 
 
 def archive_cache(
@@ -272,8 +289,9 @@ def archive_cache(
     Every entry is encoded, decoded and compared with the original before anything is
     written; an entry that would not read back identical raises :class:`ArchiveError` naming
     it, and the target is left as it was. ``commit`` (default: the git commit of
-    ``cache_dir``'s checkout) goes in the header: the code that computed the units, which is
-    where a run resumed in a later session should run if the code has changed since. A file
+    ``cache_dir``'s checkout, which must have no uncommitted change to ``src/``) goes in the
+    header: the code that computed the units, which is where a run resumed in a later session
+    should run if the code has changed since. A file
     holds the units of one commit: adding units of another commit to it is an error (write
     them to a new file).
 
