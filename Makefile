@@ -50,14 +50,16 @@ mlflow-ui: $(STAMP)
 ## The papers' protocols (hours to tens of CPU-hours on 2 cores): each pipeline of
 ## PAPER_PIPELINES with --env=paper at low priority, one after another, each resuming from the
 ## unit cache and the repository's unit archive; after each (finished or not) its finished units
-## are added to the archive (make archive), for git.
+## are added to the archive (make archive), for git. Redirected to a file (a background run),
+## the console's lines are 200 columns wide instead of 80, so most log records fit on one line.
 PAPER_PIPELINES ?= mvfs miml memd pbmvboost gbc
 NICE ?= 15
 paper: $(STAMP)
-	@for p in $(PAPER_PIPELINES); do \
+	@test -t 1 || export COLUMNS=$${COLUMNS:-200}; \
+	for p in $(PAPER_PIPELINES); do \
 		echo "== kedro run --pipelines=$$p --env=paper (nice $(NICE))"; \
 		nice -n $(NICE) $(BIN)/kedro run --pipelines=$$p --env=paper; rc=$$?; \
-		$(MAKE) --no-print-directory archive || exit 1; \
+		test ! -d data/02_intermediate/unit_cache || $(MAKE) --no-print-directory archive || exit 1; \
 		test $$rc -eq 0 || exit $$rc; done
 
 ## Add the unit cache's finished units to results/units/paper-<commit>.jsonl (only new keys;
