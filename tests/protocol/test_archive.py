@@ -80,6 +80,42 @@ def test_every_kind_of_value_reads_back_identical():
     assert same(tune, _round_trip(tune))
 
 
+def test_arrays_read_back_identical_in_rows_and_frames():
+    """MVFS keeps each selector's feature ranking (an int64 array per row of a frame): found by
+    the archive refusing the mvfs paper run's selector units."""
+    rankings = pd.DataFrame(
+        {
+            "method": ["ADMM-MVFS", "RFS"],
+            "ranking": pd.Series([np.arange(649)[::-1].copy(), np.arange(649)], dtype=object),
+            "lam": [10.0, 10.0],
+        }
+    )
+    arrays = {
+        "f32": np.array([[0.1, np.nan], [np.inf, -0.0]], dtype=np.float32),
+        "f64": np.array([0.1 + 0.2, 1e-300, -np.inf]),
+        "u8": np.array([0, 255], dtype=np.uint8),
+        "flags": np.array([True, False]),
+        "empty": np.zeros((0, 3)),
+        "objects": np.array(["a", None, [1, 2]], dtype=object),
+    }
+    unit = UnitResult(rows=[{"ranking": np.arange(5)}], extras={"rankings": rankings, **arrays})
+    back = _round_trip(unit)
+    assert same(unit, back)
+    got = back.extras["rankings"]["ranking"]
+    assert got.dtype == object and got.iloc[0].dtype == np.int64
+    np.testing.assert_array_equal(got.iloc[0], np.arange(649)[::-1])
+    for name, array in arrays.items():
+        assert back.extras[name].dtype == array.dtype and back.extras[name].shape == array.shape
+    assert back.extras["f32"].tobytes() == arrays["f32"].tobytes()  # NaN, inf and -0.0 kept
+    assert back.extras["objects"][2] == [1, 2]
+    # what the check must tell apart
+    a = np.arange(3)
+    assert not same(a, a.astype(np.int32)) and not same(a, a[:2]) and not same(a, a[::-1])
+    assert not same(a.reshape(1, 3), a) and same(np.array([np.nan]), np.array([np.nan]))
+    with pytest.raises(ArchiveError, match=r"u\.rows.*complex128 array"):
+        encode(UnitResult(rows=[{"z": np.array([1j])}]), where="u")
+
+
 def test_same_tells_apart_what_an_archive_must_not_change():
     """The check behind every archived entry fails on each change a lossy format would make."""
     assert not same({"a": np.float64(1.0)}, {"a": 1.0})  # a numpy scalar turned Python

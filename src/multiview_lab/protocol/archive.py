@@ -15,7 +15,8 @@ and pickles of code). A unit whose model the run keeps (``keep_models``) is ther
 again even when archived, which costs one unit per method.
 
 Every value is written so that it reads back identical (Python and numpy scalars, strings,
-None, NaN, lists and dicts of them, and data frames with their dtypes); :func:`archive_cache`
+None, NaN, lists and dicts of them, numpy arrays of numbers, booleans or such objects, and
+data frames with their dtypes, e.g. a column of feature rankings); :func:`archive_cache`
 checks this for every entry before it writes anything. Each file starts with a header line
 (format version, the commit of the code that computed its units, when it was written).
 
@@ -85,6 +86,15 @@ def _encode_value(value: Any, where: str) -> Any:
         return {k: _encode_value(v, f"{where}.{k}") for k, v in value.items()}
     if isinstance(value, pd.DataFrame):
         return {"__frame__": _encode_frame(value, where)}
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind not in "biufO":
+            raise ArchiveError(f"{where}: a {value.dtype} array cannot be archived.")
+        items = value.ravel().tolist() if value.dtype.kind != "O" else list(value.ravel())
+        return {
+            "__ndarray__": value.dtype.str,
+            "shape": list(value.shape),
+            "data": [_encode_value(v, f"{where}[]") for v in items],
+        }
     raise ArchiveError(f"{where}: a {type(value).__name__} cannot be archived.")
 
 
@@ -104,7 +114,20 @@ def _decode_value(value: Any) -> Any:
         return tuple(_decode_value(v) for v in value["__tuple__"])
     if "__frame__" in value:
         return _decode_frame(value["__frame__"])
+    if "__ndarray__" in value:
+        return _decode_array(value)
     return {k: _decode_value(v) for k, v in value.items()}
+
+
+def _decode_array(spec: Mapping[str, Any]) -> np.ndarray:
+    dtype, items = np.dtype(spec["__ndarray__"]), [_decode_value(v) for v in spec["data"]]
+    if dtype.kind == "O":  # element by element: a list element must stay one object
+        out = np.empty(len(items), dtype=object)
+        for i, item in enumerate(items):
+            out[i] = item
+    else:
+        out = np.array(items, dtype=dtype)
+    return out.reshape(spec["shape"])
 
 
 def _encode_frame(frame: pd.DataFrame, where: str) -> dict[str, Any]:
@@ -167,6 +190,8 @@ def same(a: Any, b: Any) -> bool:
         )
     if type(a) is not type(b):
         return False
+    if isinstance(a, np.ndarray):
+        return a.dtype == b.dtype and a.shape == b.shape and same(list(a.ravel()), list(b.ravel()))
     if isinstance(a, pd.DataFrame):
         if list(a.columns) != list(b.columns) or list(a.dtypes) != list(b.dtypes):
             return False
