@@ -112,6 +112,23 @@ def test_arrays_read_back_identical_in_rows_and_frames():
     a = np.arange(3)
     assert not same(a, a.astype(np.int32)) and not same(a, a[:2]) and not same(a, a[::-1])
     assert not same(a.reshape(1, 3), a) and same(np.array([np.nan]), np.array([np.nan]))
+
+
+def test_a_format_1_file_is_read_and_upgraded_when_entries_are_added(data, split_table, tmp_path):
+    """Files written before arrays were archivable (format 1) are read as they are; adding
+    entries (which may hold arrays) marks the file format 2, which code reading only format 1
+    refuses with an error instead of misreading."""
+    cache, target = tmp_path / "cache", tmp_path / "archive" / "a.jsonl"
+    _run(data, split_table, cache_dir=str(cache))
+    archive_cache(cache, target, commit="c1")
+    lines = target.read_text().splitlines()
+    header = json.loads(lines[0])
+    kept = lines[1:3]  # an old file: two entries under a format-1 header
+    target.write_text("\n".join([json.dumps({**header, "archive": 1}), *kept]) + "\n")
+    assert len(Archive(target.parent)) == 2
+    assert archive_cache(cache, target, commit="c1")["added"] == 2 * len(split_table) - 2
+    lines = target.read_text().splitlines()
+    assert json.loads(lines[0]) == {**header, "archive": 2} and lines[1:3] == kept
     with pytest.raises(ArchiveError, match=r"u\.rows.*complex128 array"):
         encode(UnitResult(rows=[{"z": np.array([1j])}]), where="u")
 
@@ -153,7 +170,7 @@ def test_a_run_resumes_from_the_archive_alone(data, split_table, tmp_path, caplo
     counts = archive_cache(cache, target, commit="abc123", note="test run")
     assert counts == {"added": 2 * len(split_table), "already": 0, "unreadable": 0}
     header = json.loads(target.read_text().splitlines()[0])
-    assert header["archive"] == 1 and header["commit"] == "abc123"
+    assert header["archive"] == 2 and header["commit"] == "abc123"
 
     with caplog.at_level(logging.INFO, logger="multiview_lab.protocol.engine"):
         again = _run(data, split_table, archive_dir=str(target.parent))

@@ -48,8 +48,12 @@ from multiview_lab.protocol.unit import UnitResult
 
 logger = logging.getLogger(__name__)
 
-FORMAT = 1
-"""Version of the line format (the header's ``archive`` field)."""
+FORMAT = 2
+"""Version of the line format (the header's ``archive`` field) that this code writes: 2 added
+numpy arrays, so that code reading only 1 refuses a file holding them instead of misreading."""
+
+READS = (1, 2)
+"""The formats this code reads (each a subset of the next)."""
 
 
 class ArchiveError(ValueError):
@@ -233,10 +237,10 @@ def _index(files: tuple[tuple[str, int, int], ...]) -> dict[str, str]:
                 except json.JSONDecodeError as exc:
                     raise ArchiveError(f"{path}, line {number}: not JSON ({exc}).") from exc
                 if "archive" in record:  # the header
-                    if record["archive"] != FORMAT:
+                    if record["archive"] not in READS:
                         raise ArchiveError(
                             f"{path}: archive format {record['archive']!r}; this code reads "
-                            f"{FORMAT}."
+                            f"{', '.join(map(str, READS))}."
                         )
                     continue
                 try:
@@ -365,6 +369,8 @@ def archive_cache(
         counts["added"] += 1
     if not lines:
         return counts
+    if old and header.get("archive") != FORMAT:  # the new lines may need this format
+        old[0] = json.dumps({**header, "archive": FORMAT})
     if not old:
         header = {
             "archive": FORMAT,
