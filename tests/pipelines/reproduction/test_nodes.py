@@ -54,3 +54,19 @@ def test_the_report_states_each_papers_measured_cost():
     assert "measured cost 0.04 CPU-hours" in page
     old = measure_costs({"p.results": []}, **{"p.results": _results().assign(cpu_time_s=None)})
     assert "cost not recorded" in write_report(verdicts, papers, old)[0]
+
+
+def test_a_long_value_of_ours_wraps_so_the_verdict_column_stays_on_the_page():
+    # a trend claim's ours lists every step (e.g. 100 iterations of the C-bound); in a cell that
+    # cannot wrap it widened the table past the page and pushed the verdicts out of view
+    series = ", ".join(f"{i}: .{2500 - i:04d}" for i in range(1, 101))
+    verdicts = pd.DataFrame(
+        {"paper": ["p1"], "claim": ["decreases"], "source": [""], "paper_value": [""],
+         "ours": [series], "n": [1], "verdict": ["reproduced"], "detail": [""], "group": [""]}
+    )  # fmt: skip
+    page = write_report(verdicts, {"p1": {"pipeline": "p"}}, None)[1]
+    cell = page[page.index(series) - 40 : page.index(series)]
+    assert 'class="ours"' in cell
+    style = page[page.index("<style>") : page.index("</style>")]
+    rule = style[style.index("td.ours{") :].split("}")[0]
+    assert "nowrap" not in rule and "max-width" in rule

@@ -272,7 +272,7 @@ def _html(
             return "".join(
                 f"<tr><td>{esc(r.claim)}</td><td>{esc(r.source)}</td>"
                 f'<td class="num">{esc(r.paper_value or "–")}</td>'
-                f'<td class="num">{esc(r.ours or "–")}</td><td class="num">{r.n}</td>'
+                f'<td class="ours">{esc(r.ours or "–")}</td><td class="num">{r.n}</td>'
                 f'<td>{badge(r.verdict)}</td><td class="detail">{esc(r.detail)}</td></tr>'
                 for r in frame.itertuples()
             )
@@ -301,6 +301,8 @@ def _html(
         "color:#1f2328}table{border-collapse:collapse;margin:1em 0;width:100%}"
         "th,td{border:1px solid #d0d7de;padding:4px 8px;vertical-align:top;font-size:14px}"
         "th{background:#f6f8fa;text-align:left}td.num{text-align:right;white-space:nowrap}"
+        # ours can be a long series (a trend claim's values): it wraps, the verdict stays in view
+        "td.ours{text-align:right;min-width:6em;max-width:24em;overflow-wrap:anywhere}"
         "td.detail{font-size:12px;color:#57606a}.badge{color:#fff;border-radius:10px;"
         "padding:1px 8px;font-size:12px;white-space:nowrap}.ref{color:#57606a;font-style:italic}"
         ".figures{display:flex;flex-wrap:wrap;gap:12px}figure{margin:0;width:360px}"
