@@ -23,6 +23,15 @@ def _results():
     return pd.DataFrame(rows)
 
 
+def _verdicts(**columns):
+    """A verdict table with the report's columns: ``columns`` (one list each, ``paper``
+    included) and empty text, n = 0 and *not run* elsewhere."""
+    rows = len(columns["paper"])
+    defaults = {"source": "", "paper_value": "", "ours": "", "n": 0, "verdict": "not run",
+                "detail": "", "group": ""}  # fmt: skip
+    return pd.DataFrame({**{k: [v] * rows for k, v in defaults.items()}, **columns})
+
+
 def test_costs_count_each_unit_once_and_each_shared_cv_once():
     shared = _results()
     costs = measure_costs(
@@ -42,11 +51,7 @@ def test_costs_count_each_unit_once_and_each_shared_cv_once():
 
 
 def test_the_report_states_each_papers_measured_cost():
-    verdicts = pd.DataFrame(
-        {"paper": ["p1", "p2"], "claim": ["c", "d"], "source": ["", ""], "paper_value": ["", ""],
-         "ours": ["", ""], "n": [0, 0], "verdict": ["not run", "not run"], "detail": ["", ""],
-         "group": ["", ""]}
-    )  # fmt: skip
+    verdicts = _verdicts(paper=["p1", "p2"], claim=["c", "d"])
     papers = {"p1": {"pipeline": "p"}, "p2": {"pipeline": "q"}}
     costs = measure_costs({"p.results": []}, **{"p.results": _results()})
     md, page = write_report(verdicts, papers, costs)
@@ -60,10 +65,8 @@ def test_a_long_value_of_ours_wraps_so_the_verdict_column_stays_on_the_page():
     # a trend claim's ours lists every step (e.g. 100 iterations of the C-bound); in a cell that
     # cannot wrap it widened the table past the page and pushed the verdicts out of view
     series = ", ".join(f"{i}: .{2500 - i:04d}" for i in range(1, 101))
-    verdicts = pd.DataFrame(
-        {"paper": ["p1"], "claim": ["decreases"], "source": [""], "paper_value": [""],
-         "ours": [series], "n": [1], "verdict": ["reproduced"], "detail": [""], "group": [""]}
-    )  # fmt: skip
+    verdicts = _verdicts(paper=["p1"], claim=["decreases"], ours=[series], n=[1],
+                         verdict=["reproduced"])  # fmt: skip
     page = write_report(verdicts, {"p1": {"pipeline": "p"}}, None)[1]
     cell = page[page.index(series) - 40 : page.index(series)]
     assert 'class="ours"' in cell
