@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import fcntl
 import logging
 import os
 import platform
@@ -182,6 +183,31 @@ def write_run_info(
         os.replace(tmp, path)
         written.append(path)
     return written
+
+
+def open_tracking_store(mlflow, uri: str) -> None:
+    """Point MLflow at ``uri`` and make sure its store exists, safely across processes.
+
+    MLflow creates and migrates a SQLite store's tables on its first use. Two ``kedro run``
+    started together on a fresh project (two paper queues, a run beside ``make test``) would
+    both run the migration and one of them fails ("table _alembic_tmp_model_versions already
+    exists", or alembic's "expected to match one row"). The first use therefore happens under
+    an exclusive ``flock`` on the database file itself (created empty if missing, which SQLite
+    treats as a new database); ``flock`` and SQLite's own ``fcntl`` locks do not interact, so
+    the lock orders only the initialisations. Non-SQLite URIs are set as they are.
+    """
+    mlflow.set_tracking_uri(uri)
+    prefix = "sqlite:///"
+    if not uri.startswith(prefix):
+        return
+    path = Path(uri[len(prefix) :])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "ab") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            mlflow.MlflowClient(tracking_uri=uri).search_experiments(max_results=1)
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 @contextlib.contextmanager
@@ -483,7 +509,7 @@ class MlflowHooks:
         names = run_params.get("pipeline_names") or ["__default__"]
         experiment = self._config.get("experiment_name") or "+".join(names)
         self._experiment = experiment
-        mlflow.set_tracking_uri(self._tracking_uri())
+        open_tracking_store(mlflow, self._tracking_uri())
         experiment_id = self._get_experiment_id(mlflow, experiment)
         self._experiment_id = experiment_id
         self._drop_empty_default(mlflow)
