@@ -1,6 +1,7 @@
 """Tasks whose fits take a set time (importable by Dask workers)."""
 
 import time
+import warnings
 from dataclasses import dataclass
 
 from multiview_lab.protocol import ViewsTask
@@ -27,4 +28,15 @@ class BusyViewsTask(ViewsTask):
         end = time.process_time() + self.cpu_seconds
         while time.process_time() < end:
             pass
+        super().fit(model, data, split, method)
+
+
+@dataclass
+class WarningViewsTask(ViewsTask):
+    """A :class:`ViewsTask` whose every fit warns the same thing, and once more on fold 0."""
+
+    def fit(self, model, data, split, method):
+        warnings.warn(f"unit of repeat {split['repeat']} stopped early", UserWarning, stacklevel=1)
+        if split["fold"] == 0:
+            warnings.warn("fold 0 is special", RuntimeWarning, stacklevel=1)
         super().fit(model, data, split, method)

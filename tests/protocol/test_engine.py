@@ -446,3 +446,44 @@ def test_cache_only_computes_nothing_and_names_what_is_missing(data, split_table
     assert again.n_cached == len(full.results)
     with pytest.raises(ValueError, match="cache_only needs execution.cache_dir"):
         _run(data, split_table, METHODS, cache_only=True)
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_warnings_of_units_are_logged_once_per_site_and_counted(data, split_table, caplog, n_jobs):
+    """A warning every unit raises reaches the console as two lines per method (its first
+    occurrence, then how many units raised it), not one per unit from every worker."""
+    import logging
+    import warnings
+
+    from tests.protocol.slow_task import WarningViewsTask
+
+    caplog.set_level(logging.WARNING, logger="multiview_lab.protocol.unit_warnings")
+    with warnings.catch_warnings(record=True) as leaked:
+        warnings.simplefilter("always")
+        out = run_experiment(
+            WarningViewsTask(), data, split_table, {"tree": METHODS["tree"]},
+            execution={"n_jobs": n_jobs}, label="syn tree",
+        )  # fmt: skip
+    assert len(out.results) == 6
+    assert [w for w in leaked if "stopped early" in str(w.message)] == []
+    lines = [r.getMessage() for r in caplog.records]
+    assert len(lines) == 4, lines  # two sites: first occurrence + summary each
+    every = [m for m in lines if "stopped early" in m]
+    assert "UserWarning (protocol/slow_task.py:" in every[0] and "in unit dataset=SYN" in every[0]
+    assert every[1].startswith("syn tree: 6 of 6 units computed raised UserWarning")
+    special = [m for m in lines if "fold 0 is special" in m]
+    assert special[1].startswith("syn tree: 2 of 6 units computed raised RuntimeWarning")
+
+
+def test_an_ignore_filter_still_silences_a_units_warning(data, split_table, caplog):
+    import logging
+    import warnings
+
+    from tests.protocol.slow_task import WarningViewsTask
+
+    caplog.set_level(logging.WARNING, logger="multiview_lab.protocol.unit_warnings")
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=UserWarning)
+        warnings.filterwarnings("ignore", category=RuntimeWarning)
+        _run(data, split_table, {"tree": METHODS["tree"]}, task=WarningViewsTask())
+    assert caplog.records == []

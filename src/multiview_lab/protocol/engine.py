@@ -30,6 +30,7 @@ import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,7 @@ from multiview_lab.protocol.splits import key_columns
 from multiview_lab.protocol.tasks import Task
 from multiview_lab.protocol.tuning import run_tune
 from multiview_lab.protocol.unit import UnitResult, run_unit
+from multiview_lab.protocol.unit_warnings import WarningTally, call_recording
 from multiview_lab.specs import estimator_modules
 
 logger = logging.getLogger(__name__)
@@ -221,12 +223,14 @@ def run_experiment(
         label, len(units), len(parsed), n_cached, archived, backend.describe(),
     )  # fmt: skip
     progress = _Progress(label, len(todo))
+    tally = WarningTally(label)
     blas = config["blas_threads"]
 
-    def finish(i: int, out: UnitResult) -> None:
+    def finish(i: int, out: UnitResult, caught) -> None:
         outputs[i] = out
         if paths[i] is not None:
             _write(paths[i], out)
+        tally.add(units[i][0], caught)
         progress.tick()
 
     driver = [i for i in todo if units[i][1].distributed]
@@ -238,26 +242,28 @@ def run_experiment(
         unit, method, split = units[i]
         given = {k: v for k, v in inject.items() if k not in method.params}
         try:
-            out = run_unit(
-                task, method, datasets[unit["dataset"]], split, unit, blas, keep[i], given
+            out, caught = call_recording(
+                run_unit, task, method, datasets[unit["dataset"]], split, unit, blas, keep[i], given
             )
         except Exception as exc:
             raise RuntimeError(f"{label}: unit {unit} failed: {exc}") from exc
-        finish(i, out)
+        finish(i, out, caught)
     refs = _put_datasets(backend, {units[i][0]["dataset"] for i in remote}, datasets, plan.data_fp)
     calls = [
         (task, units[i][1], refs[units[i][0]["dataset"]], units[i][2], units[i][0], blas, keep[i])
         for i in remote
     ]
     try:
-        for j, out in backend.run(run_unit, calls):
-            finish(remote[j], out)
+        for j, (out, caught) in backend.run(partial(call_recording, run_unit), calls):
+            finish(remote[j], out, caught)
     except Exception as exc:
+        tally.summarise()
         done = sum(o is not None for o in outputs)
         raise RuntimeError(
             f"{label}: a unit failed after {done} of {len(units)} units"
             f"{' (finished units are cached: rerun to resume)' if cache_dir else ''}: {exc}"
         ) from exc
+    tally.summarise()
     result = _assemble(units, outputs, n_cached, added)
     logger.info(
         "%s: %d units done (%d from the cache) in %s; measured cost of all of them %s%s.",
@@ -519,6 +525,7 @@ def _tune_shared(task, datasets, plan: _Plan, added, backend, config, label) -> 
         len(refs) - len(todo),
     )  # fmt: skip
     progress = _Progress(f"{label} shared inner CV", len(todo))
+    tally = WarningTally(f"{label} shared inner CV")
     puts = _put_datasets(
         backend, {units[refs[j][2]][0]["dataset"] for j in todo}, datasets, plan.data_fp
     )
@@ -527,14 +534,17 @@ def _tune_shared(task, datasets, plan: _Plan, added, backend, config, label) -> 
         unit, method, split = units[refs[j][2]]
         calls.append((task, method, puts[unit["dataset"]], split, unit, config["blas_threads"]))
     try:
-        for k, out in backend.run(run_tune, calls):
+        for k, (out, caught) in backend.run(partial(call_recording, run_tune), calls):
             j = todo[k]
             results[j] = out
             if paths[j] is not None:
                 _write(paths[j], out)
+            tally.add(units[refs[j][2]][0], caught)
             progress.tick()
     except Exception as exc:
+        tally.summarise()
         raise RuntimeError(f"{label}: a shared inner CV failed: {exc}") from exc
+    tally.summarise()
     return _apply_shared(plan, refs, results, added)
 
 
