@@ -10,7 +10,7 @@ what belongs to the whole run: every parameter the pipeline reads (flattened), t
 and provenance as tags, the reports and tables as artefacts (files under ``data/08_reporting``
 and entries with ``metadata: {mlflow: artifact}``), ``run_info.json``, and the metrics that are
 not about one method (e.g. the reproduction verdict counts, GBC's source-count study, MVFS's
-lambda choice and ADMM-vs-RFS objective gap).
+lambda choice).
 
 **One nested run per method** (tag ``mlflow.parentRunId``, named after the method) holds that
 method's scores under **the same metric names in every method's run**, so that MLflow's chart

@@ -219,16 +219,25 @@ def test_score_with_and_bad_k(views, splits):
 def test_objective_gap_and_convergence(fitted):
     rankings, histories = fitted.extras["rankings"], fitted.extras["histories"]
     table, metrics = objective_gap(rankings, {"method": "ADMM", "reference": "RFS", "top_k": 2})
-    assert list(table["split"]) == [0, 1]
+    assert list(table["split"]) == [0, 1] and set(table["method"]) == {"ADMM"}
     assert np.allclose(
         table["rel_gap"], (table["J_method"] - table["J_reference"]) / table["J_reference"]
     )
     assert (table["top_k_overlap"] <= 2).all()
-    assert set(metrics) == {
-        "objective_gap/rel_gap_mean",
-        "objective_gap/rel_gap_max",
-        "objective_gap/top2_overlap_mean",
+    assert metrics == {
+        "objective_gap/ADMM/rel_gap_mean": pytest.approx(table["rel_gap"].mean()),
+        "objective_gap/ADMM/rel_gap_max": pytest.approx(table["rel_gap"].max()),
+        "objective_gap/ADMM/top2_overlap_mean": pytest.approx(table["top_k_overlap"].mean()),
     }
+    # several selectors against one reference: one block of rows and metrics each; the
+    # reference against itself has no gap and the same top-k
+    both, metrics = objective_gap(
+        rankings, {"method": ["ADMM", "RFS"], "reference": "RFS", "top_k": 2}
+    )
+    assert list(both["method"]) == ["ADMM", "ADMM", "RFS", "RFS"]
+    assert both.iloc[:2].reset_index(drop=True).equals(table)
+    assert (both.iloc[2:]["rel_gap"] == 0).all() and (both.iloc[2:]["top_k_overlap"] == 2).all()
+    assert metrics["objective_gap/RFS/rel_gap_max"] == 0
     fig = plot_convergence(histories, {"method": "ADMM"})
     assert len(fig.axes) == 3
     with pytest.raises(ValueError, match="No history"):
@@ -237,8 +246,10 @@ def test_objective_gap_and_convergence(fitted):
 
 def test_objective_gap_bad_input(fitted):
     rankings = fitted.extras["rankings"]
-    with pytest.raises(ValueError, match="needs selectors"):
+    with pytest.raises(ValueError, match=r"needs selectors.*\['missing'\] not fitted"):
         objective_gap(rankings, {"method": "ADMM", "reference": "missing"})
+    with pytest.raises(ValueError, match=r"\['ADMM-tight'\] not fitted"):
+        objective_gap(rankings, {"method": ["ADMM", "ADMM-tight"], "reference": "RFS"})
     other = rankings.copy()
     other.loc[other["method"] == "RFS", "lam"] *= 2
     with pytest.raises(ValueError, match="same lam"):
