@@ -7,10 +7,9 @@ from pathlib import Path
 from multiview_lab.protocol.engine import _unit_record
 from multiview_lab.protocol.registry import is_enabled, parse_methods
 from multiview_lab.protocol.sharing import apply_protocol_sharing
-from multiview_lab.protocol.splits import key_columns
+from multiview_lab.protocol.splits import REPETITION_KEYS, key_columns
 
-#: split-table keys that repeat the same work on other rows (left out of a cost group)
-REPETITION_KEYS = {"draw", "fold", "repeat", "run", "split", "task", "choice", "sources"}
+__all__ = ["REPETITION_KEYS", "prepare_stages", "stage_units", "training_stages"]
 
 
 def training_stages(pipeline) -> dict:

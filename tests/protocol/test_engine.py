@@ -487,3 +487,21 @@ def test_an_ignore_filter_still_silences_a_units_warning(data, split_table, capl
         warnings.filterwarnings("ignore", category=RuntimeWarning)
         _run(data, split_table, {"tree": METHODS["tree"]}, task=WarningViewsTask())
     assert caplog.records == []
+
+
+def test_the_eta_costs_each_unit_left_by_its_group():
+    """Units of a run differ in cost by orders of magnitude (memd: gene sets, then text): the
+    ETA costs each unit left at its group's mean recorded CPU (cached units included), at the
+    run's wall-per-CPU rate, instead of the mean time per unit so far."""
+    cheap = engine.cost_group({"dataset": "genes", "fold": 0, "seed": 1, "method": "SVM"})
+    dear = engine.cost_group({"dataset": "text", "fold": 3, "seed": 2, "method": "SVM"})
+    assert cheap == engine.cost_group({"dataset": "genes", "fold": 7, "seed": 5, "method": "SVM"})
+    new = (("dataset", "images"),)
+    progress = engine._Progress("t", [cheap] * 3 + [dear] * 2 + [new], known=[(dear, 100.0)])
+    progress.tick(cheap, 1.0)  # 1 CPU s done; say 0.5 s of wall: 2 workers
+    # left: 2 cheap (1 s each) + 2 dear (100 s each, from the cache) + 1 of a group with no
+    # record (the mean of all recorded: (1 + 100) / 2)
+    assert progress.eta(0.5) == pytest.approx(0.5 * (2 * 1.0 + 2 * 100.0 + 50.5))
+    fresh = engine._Progress("t", [cheap] * 4)  # nothing recorded yet: time per unit
+    fresh.tick(cheap, None)
+    assert fresh.eta(2.0) == pytest.approx(6.0)

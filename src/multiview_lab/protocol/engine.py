@@ -42,7 +42,7 @@ from multiview_lab.protocol.cache import array_fingerprint, cache_path, code_fin
 from multiview_lab.protocol.execution import backend_from_config, check_execution
 from multiview_lab.protocol.registry import Method, is_enabled, parse_methods
 from multiview_lab.protocol.sharing import shared_groups, tuned_on
-from multiview_lab.protocol.splits import key_columns
+from multiview_lab.protocol.splits import REPETITION_KEYS, key_columns
 from multiview_lab.protocol.tasks import Task
 from multiview_lab.protocol.tuning import run_tune
 from multiview_lab.protocol.unit import UnitResult, run_unit
@@ -97,30 +97,84 @@ def model_name(unit: Mapping[str, Any]) -> str:
     return re.sub(r"[\s/:.%\"']+", "-", name)  # characters MLflow refuses in a model name
 
 
+def cost_group(unit: Mapping[str, Any]) -> tuple:
+    """The values of a unit's keys that change its work (method, data set, size, ...): all but
+    the seed and the :data:`~multiview_lab.protocol.splits.REPETITION_KEYS`."""
+    return tuple((k, str(v)) for k, v in unit.items() if k != "seed" and k not in REPETITION_KEYS)
+
+
+def _recorded_cpu(out) -> float | None:
+    """The CPU seconds a finished unit (or shared CV) recorded, if any."""
+    rows = getattr(out, "rows", None)
+    value = (rows[0] if rows else {}).get("cpu_time_s") if rows is not None else None
+    if rows is None and isinstance(out, Mapping):
+        value = out.get("cpu_time_s")
+    return None if value is None else float(value)
+
+
 class _Progress:
-    """INFO lines every ~5 % of the units or 60 s, with the elapsed time and an ETA."""
+    """INFO lines every ~5 % of the units or 60 s, with the elapsed time and an ETA.
 
-    def __init__(self, label: str, total: int) -> None:
-        self.label, self.total, self.done = label, total, 0
+    Units of one run can differ in cost by orders of magnitude (a gene set and a text corpus,
+    n = 150 and n = 1000), so the ETA is not the mean time per unit times the units left: each
+    unit left is costed at the mean recorded CPU time of the finished units of its
+    :func:`cost_group` (this run's, and the cached ones', so a resumed run knows its groups from
+    the start; a group with none finished yet gets the mean of all), and the sum is converted
+    to wall time at the rate this run has achieved so far (wall seconds per CPU second, which
+    covers the workers and whatever else shares the cores).
+    """
+
+    def __init__(
+        self,
+        label: str,
+        groups: Sequence[tuple],
+        known: Sequence[tuple[tuple, float]] = (),
+    ) -> None:
+        self.label, self.total, self.done = label, len(groups), 0
         self.start = self.last = time.perf_counter()
-        self.step = max(1, total // 20)
+        self.step = max(1, self.total // 20)
+        self.left: dict[tuple, int] = {}
+        for g in groups:
+            self.left[g] = self.left.get(g, 0) + 1
+        self.cost: dict[tuple, list[float]] = {}  # group -> [sum, count] of recorded CPU
+        for g, cpu in known:
+            self._record(g, cpu)
+        self.run_cpu = 0.0
 
-    def tick(self) -> None:
+    def _record(self, group: tuple, cpu: float) -> None:
+        entry = self.cost.setdefault(group, [0.0, 0])
+        entry[0] += cpu
+        entry[1] += 1
+
+    def eta(self, elapsed: float) -> float:
+        """Wall seconds left (see the class docstring)."""
+        if not self.run_cpu:
+            return elapsed / max(self.done, 1) * (self.total - self.done)
+        total = sum(s for s, _ in self.cost.values())
+        count = sum(c for _, c in self.cost.values())
+        fallback = total / count
+        cpu_left = sum(
+            n * (self.cost[g][0] / self.cost[g][1] if g in self.cost else fallback)
+            for g, n in self.left.items()
+        )
+        return cpu_left * elapsed / self.run_cpu
+
+    def tick(self, group: tuple = (), cpu: float | None = None) -> None:
         self.done += 1
+        if self.left.get(group):
+            self.left[group] -= 1
+        if cpu is not None:
+            self._record(group, cpu)
+            self.run_cpu += cpu
         now = time.perf_counter()
         if self.done % self.step and self.done != self.total and now - self.last < 60:
             return
         self.last = now
         elapsed = now - self.start
-        eta = elapsed / self.done * (self.total - self.done)
         logger.info(
-            "%s: %d/%d units (%.0f s, ~%.0f s left).",
-            self.label,
-            self.done,
-            self.total,
-            elapsed,
-            eta,
-        )
+            "%s: %d/%d units (%s, ~%s left).",
+            self.label, self.done, self.total, _duration(elapsed), _duration(self.eta(elapsed)),
+        )  # fmt: skip
 
 
 def _write(path: Path, value: Any) -> None:
@@ -222,7 +276,11 @@ def run_experiment(
         "%s: %d units (%d methods), %d in the cache%s, on %s.",
         label, len(units), len(parsed), n_cached, archived, backend.describe(),
     )  # fmt: skip
-    progress = _Progress(label, len(todo))
+    progress = _Progress(
+        label,
+        [cost_group(units[i][0]) for i in todo],
+        [(cost_group(units[i][0]), c) for i, o in enumerate(outputs) if (c := _recorded_cpu(o))],
+    )
     tally = WarningTally(label)
     blas = config["blas_threads"]
 
@@ -231,7 +289,7 @@ def run_experiment(
         if paths[i] is not None:
             _write(paths[i], out)
         tally.add(units[i][0], caught)
-        progress.tick()
+        progress.tick(cost_group(units[i][0]), _recorded_cpu(out))
 
     driver = [i for i in todo if units[i][1].distributed]
     remote = [i for i in todo if not units[i][1].distributed]
@@ -524,7 +582,15 @@ def _tune_shared(task, datasets, plan: _Plan, added, backend, config, label) -> 
         label, len(refs), sum(len(m) for by in plan.groups.values() for m in by.values()),
         len(refs) - len(todo),
     )  # fmt: skip
-    progress = _Progress(f"{label} shared inner CV", len(todo))
+    progress = _Progress(
+        f"{label} shared inner CV",
+        [cost_group(units[refs[j][2]][0]) for j in todo],
+        [
+            (cost_group(units[refs[j][2]][0]), c)
+            for j, r in enumerate(results)
+            if (c := _recorded_cpu(r))
+        ],
+    )
     tally = WarningTally(f"{label} shared inner CV")
     puts = _put_datasets(
         backend, {units[refs[j][2]][0]["dataset"] for j in todo}, datasets, plan.data_fp
@@ -540,7 +606,7 @@ def _tune_shared(task, datasets, plan: _Plan, added, backend, config, label) -> 
             if paths[j] is not None:
                 _write(paths[j], out)
             tally.add(units[refs[j][2]][0], caught)
-            progress.tick()
+            progress.tick(cost_group(units[refs[j][2]][0]), _recorded_cpu(out))
     except Exception as exc:
         tally.summarise()
         raise RuntimeError(f"{label}: a shared inner CV failed: {exc}") from exc

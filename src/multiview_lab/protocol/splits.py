@@ -144,6 +144,11 @@ def split_table(rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     return table
 
 
+#: split-table keys that repeat the same work on other rows (a draw, a fold, a one-vs-all task...):
+#: left out of a unit's cost group (the engine's ETA, the benchmarks' cost projections)
+REPETITION_KEYS = frozenset({"draw", "fold", "repeat", "run", "split", "task", "choice", "sources"})
+
+
 def key_columns(table: pd.DataFrame) -> list[str]:
     """The scalar key columns of a split table (everything but ``seed`` and array columns)."""
     first = table.iloc[0] if len(table) else {}
