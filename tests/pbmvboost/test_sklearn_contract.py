@@ -103,8 +103,11 @@ def test_pipeline_with_scaler(est, param, values, mnist_3_vs_8):
 @pytest.mark.parametrize(("est", "param", "values"), MULTIVIEW, ids=IDS)
 def test_sparse_pipeline_with_maxabs_scaler(est, param, values, mnist_3_vs_8):
     """MNIST pixels are mostly 0: the sparse form, scaled without centring, gives a model as
-    good as the dense one (trees: the same model; linear SVMs / logistic regression: up to
-    rounding)."""
+    good as the dense one. Not always the same model: scikit-learn's sparse and dense tree
+    splitters can break a tie between equally good splits differently, and a boosting
+    method's later rounds then differ (RBoost.SH: the same views and trees for 7 of 10
+    rounds on some CPUs, 94 % of the test predictions equal); linear SVMs / logistic
+    regression differ by rounding."""
     Xs, y, Xs_test, y_test = mnist_3_vs_8
     X, views_ind = stack_views([sp.csr_matrix(V) for V in Xs])
     X_test, _ = stack_views([sp.csr_matrix(V) for V in Xs_test])
@@ -113,7 +116,8 @@ def test_sparse_pipeline_with_maxabs_scaler(est, param, values, mnist_3_vs_8):
     pred = pipe.fit(X, y).predict(X_test)
     dense = make_pipeline(MaxAbsScaler(), clone(est).set_params(views_ind=views_ind))
     dense_pred = dense.fit(X.toarray(), y).predict(X_test.toarray())
-    assert np.mean(pred == dense_pred) > 0.97
+    assert np.mean(pred == dense_pred) > 0.9
+    assert abs(np.mean(pred == y_test) - np.mean(dense_pred == y_test)) <= 0.03
     assert np.mean(pred == y_test) > 0.75
 
 
