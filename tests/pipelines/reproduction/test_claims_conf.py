@@ -129,3 +129,21 @@ def test_a_papers_protocol_note_is_shown_for_its_env_only():
     assert "env **paper**" in text and "this env's protocol: the paper's splits" in text
     assert "once per data set, setting and size on split 0" in text
     assert "this env's protocol" not in _provenance({**info, "env": "smoke"}, notes)
+
+
+def test_a_run_with_runtime_params_says_so():
+    """A paper env run with ``--params`` (e.g. PB-MVBoost's Table 1 alone, n = 500) is not the
+    env's own protocol: the provenance line names every override."""
+    from multiview_lab.pipelines.reproduction.nodes import _provenance
+
+    info = {"env": "paper", "git_commit": "abc", "finished_at": "now"}
+    assert "--params" not in _provenance(info)
+    given = {"pbmvboost": {"protocol": {"n_train": [500], "n_draws": 20}}}
+    text = _provenance({**info, "runtime_params": given})
+    assert "with `--params` pbmvboost.protocol.n_train=[500], pbmvboost.protocol.n_draws=20" in text
+    assert "not the env's own protocol" in text
+    from multiview_lab.pipelines.reproduction.nodes import _env_label
+
+    assert _env_label(info) == "paper" and _env_label(None) == "unknown"
+    assert _env_label({**info, "runtime_params": given}) == "paper (with --params)"
+    assert _env_label({**info, "partial": {"node_names": ["x"]}}) == "paper (partial)"

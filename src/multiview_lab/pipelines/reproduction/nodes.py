@@ -62,7 +62,7 @@ def check_claims(papers: Mapping[str, Any], tables: Mapping[str, Any], **inputs:
     data, infos, references = _split_inputs(inputs)
     claims = {paper: list(spec.get("claims") or []) for paper, spec in papers.items()}
     verdicts = evaluate_claims(claims, data, tables, references)
-    env = {p: (infos.get(spec.get("pipeline")) or {}).get("env") for p, spec in papers.items()}
+    env = {p: _env_label(infos.get(spec.get("pipeline"))) for p, spec in papers.items()}
     verdicts.insert(1, "env", verdicts["paper"].map(env).fillna("unknown"))
     counts = verdicts["verdict"].value_counts()
     logger.info(
@@ -148,12 +148,42 @@ def _provenance(info: Mapping[str, Any] | None, notes: Mapping[str, str] | None 
     dirty = " (uncommitted changes)" if str(info.get("git_dirty")) == "true" else ""
     partial = " — a partial run" if info.get("partial") else ""
     run = info.get("mlflow_run_id")
+    given = _dotted(info.get("runtime_params") or {})
+    overrides = (
+        f" — with `--params` {', '.join(f'{k}={v}' for k, v in given.items())} (not the "
+        "env's own protocol)"
+        if given
+        else ""
+    )
     return (
         f"env **{info.get('env')}**, finished {info.get('finished_at')}, commit {commit}{dirty}"
         + (f", MLflow run {run}" if run else "")
         + partial
+        + overrides
         + (f"; this env's protocol: {' '.join(str(note).split())}" if note else "")
     )
+
+
+def _env_label(info: Mapping[str, Any] | None) -> str:
+    """The env a paper's results came from, as the summary table shows it: ``paper``, or
+    ``paper (with --params)`` / ``paper (partial)`` when the run was not the env's own."""
+    if not info:
+        return "unknown"
+    marks = [m for m, on in (("partial", info.get("partial")),
+                             ("with --params", info.get("runtime_params"))) if on]  # fmt: skip
+    return str(info.get("env", "unknown")) + (f" ({', '.join(marks)})" if marks else "")
+
+
+def _dotted(params: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """``{"a": {"b": [1]}}`` -> ``{"a.b": [1]}`` (the form ``--params`` takes)."""
+    out: dict[str, Any] = {}
+    for key, value in params.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping):
+            out.update(_dotted(value, name + "."))
+        else:
+            out[name] = value
+    return out
 
 
 def _counts_line(group: pd.DataFrame) -> str:
@@ -188,7 +218,7 @@ def write_report(
     ]
     for paper, group in verdicts.groupby("paper", sort=False):
         counts = group["verdict"].value_counts()
-        env = (infos.get(papers[paper].get("pipeline")) or {}).get("env", "unknown")
+        env = _env_label(infos.get(papers[paper].get("pipeline")))
         md.append(
             f"| {papers[paper].get('title', paper)} | {env} | "
             + " | ".join(str(counts.get(v, 0)) for v in VERDICTS)
@@ -245,7 +275,7 @@ def _html(
     ]  # fmt: skip
     for paper, group in verdicts.groupby("paper", sort=False):
         counts = group["verdict"].value_counts()
-        env = (infos.get(papers[paper].get("pipeline")) or {}).get("env", "unknown")
+        env = _env_label(infos.get(papers[paper].get("pipeline")))
         body.append(
             f'<tr><td><a href="#{esc(paper)}">{esc(papers[paper].get("title", paper))}</a></td>'
             f"<td>{esc(str(env))}</td>"
