@@ -27,9 +27,11 @@ install: $(STAMP)
 run: $(STAMP)
 	$(BIN)/kedro run --pipelines=$(PIPELINE) --env=$(ENV)
 
-## Run the test suite.
+## Run the test suite on TEST_WORKERS processes (pytest-xdist; each test file stays on one
+## worker, so a module's end-to-end run is set up once). TEST_WORKERS=0: in this process.
+TEST_WORKERS ?= 2
 test: $(STAMP)
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
