@@ -73,3 +73,17 @@ def test_a_long_value_of_ours_wraps_so_the_verdict_column_stays_on_the_page():
     style = page[page.index("<style>") : page.index("</style>")]
     rule = style[style.index("td.ours{") :].split("}")[0]
     assert "nowrap" not in rule and "max-width" in rule
+
+
+def test_figures_of_a_pipeline_that_never_ran_are_named_not_shown_as_broken_images():
+    verdicts = _verdicts(paper=["p1", "p2"], claim=["c", "d"])
+    papers = {
+        "p1": {"pipeline": "p", "figures": {"Figure 2": "p/figures/f2.png"}},
+        "p2": {"pipeline": "q", "figures": {"Figure 5": "q/f5.png"}},
+    }
+    info = {"env": "paper", "git_commit": "abc", "finished_at": "now"}
+    md, page = write_report(verdicts, papers, None, **{"p.run_info": info, "q.run_info": None})
+    assert '<img src="../p/figures/f2.png"' in page and "[Figure 2](../p/figures/f2.png)" in md
+    assert "q/f5.png" not in page and "q/f5.png" not in md
+    assert "Figure 5 (not produced here: the pipeline has not run in this project)" in page
+    assert "Figures: Figure 5 (not produced here" in md

@@ -135,6 +135,9 @@ def verdict_metrics(verdicts: pd.DataFrame) -> dict[str, float]:
     return out
 
 
+NO_FIGURES = "the pipeline has not run in this project"
+
+
 def _provenance(info: Mapping[str, Any] | None, notes: Mapping[str, str] | None = None) -> str:
     """Where a paper's results came from; ``notes`` (the paper's ``protocol_notes``: env ->
     text) adds what that env's protocol leaves out of the paper's, e.g. a stated cut."""
@@ -243,7 +246,9 @@ def write_report(
                 f"| {r.detail} |"
             )
         figures = spec.get("figures") or {}
-        if figures:
+        if figures and not infos.get(spec.get("pipeline")):
+            md += ["", f"Figures: {', '.join(figures)} (not produced here: {NO_FIGURES})."]
+        elif figures:
             md += ["", "Figures: " + ", ".join(f"[{k}](../{v})" for k, v in figures.items())]
     return "\n".join(md) + "\n", _html(verdicts, papers, infos, costs)
 
@@ -317,7 +322,12 @@ def _html(
                 + header + rows(cells) + "</table></details>"
             )  # fmt: skip
         figures = spec.get("figures") or {}
-        if figures:
+        if figures and not infos.get(spec.get("pipeline")):
+            body.append(
+                f'<p class="nofig">Figures: {esc(", ".join(figures))} (not produced here: '
+                f"{esc(NO_FIGURES)}).</p>"
+            )
+        elif figures:
             body.append('<div class="figures">')
             for caption, path in figures.items():
                 src = esc(f"../{path}")
@@ -337,6 +347,7 @@ def _html(
         "padding:1px 8px;font-size:12px;white-space:nowrap}.ref{color:#57606a;font-style:italic}"
         ".figures{display:flex;flex-wrap:wrap;gap:12px}figure{margin:0;width:360px}"
         "figure img{width:100%;border:1px solid #d0d7de}figcaption{font-size:12px}"
+        ".nofig{color:#57606a;font-size:13px}"
         "details{margin:1em 0}summary{cursor:pointer;font-weight:600}"
     )
     return (
