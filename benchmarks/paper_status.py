@@ -70,7 +70,7 @@ def stage_status(stage: dict, store: dict) -> pd.DataFrame:
 def _projected_s(frame: pd.DataFrame, group_keys: list[str]) -> float:
     """CPU seconds left: per cost group, its units left times its cached units' mean measured
     cost (the method's mean where a group has none measured)."""
-    measured = frame[frame["cpu_time_s"].notna()]
+    measured = frame[frame["cpu_time_s"].notna() & (frame["status"] == "cached")]
     if measured.empty:
         return float("nan")
     overall = measured["cpu_time_s"].mean()
@@ -87,6 +87,29 @@ def _projected_s(frame: pd.DataFrame, group_keys: list[str]) -> float:
     return total
 
 
+def _projected_cvs_s(cvs: pd.DataFrame, group_keys: list[str]) -> float:
+    """CPU seconds left of the shared CVs: a CV some of whose grid points are cached at the
+    mean cost of those points; the others as :func:`_projected_s` projects units."""
+    if "grid_points" not in cvs:
+        return _projected_s(cvs, group_keys)
+    begun = (cvs["status"] != "cached") & (cvs["grid_points_cached"] > 0) & (cvs["cpu_time_s"] > 0)
+    part = cvs[begun]
+    per_point = part["cpu_time_s"] / part["grid_points_cached"]
+    total = float((per_point * (part["grid_points"] - part["grid_points_cached"])).sum())
+    rest = cvs[~begun]
+    if (rest["status"] != "cached").any():
+        total += _projected_s(rest, group_keys)
+    return total
+
+
+def _points(cvs: pd.DataFrame) -> str:
+    """``cached/total`` grid points of the shared CVs still to run ("" when there are none)."""
+    left = cvs[cvs["status"] != "cached"]
+    if not len(left) or "grid_points" not in left:
+        return ""
+    return f"{int(left['grid_points_cached'].sum())}/{int(left['grid_points'].sum())}"
+
+
 def summarise(status: pd.DataFrame) -> pd.DataFrame:
     """One row per (stage, method): counts, measured and projected CPU-hours."""
     rows = []
@@ -97,12 +120,12 @@ def summarise(status: pd.DataFrame) -> pd.DataFrame:
             c
             for c in units.columns
             if c not in REPETITION_KEYS | {"method", "seed", "stage", "status", "cpu_time_s",
-                                           "stage_name"}
+                                           "stage_name", "grid_points", "grid_points_cached"}
         ]  # fmt: skip
         counts = units["status"].value_counts()
         done = frame[frame["status"] == "cached"]
         left_s = _projected_s(units, group_keys) + (
-            _projected_s(cvs, group_keys) if len(cvs) else 0.0
+            _projected_cvs_s(cvs, group_keys) if len(cvs) else 0.0
         )
         rows.append(
             {
@@ -115,6 +138,8 @@ def summarise(status: pd.DataFrame) -> pd.DataFrame:
                 "shared_cvs": f"{int((cvs['status'] == 'cached').sum())}/{len(cvs)}"
                 if len(cvs)
                 else "",
+                # the grid points already cached of the shared CVs still to run
+                "cv_points": _points(cvs),
                 "unmeasured": int(done["cpu_time_s"].isna().sum()),
                 "done_cpu_h": float(done["cpu_time_s"].sum()) / 3600,
                 "left_cpu_h": left_s / 3600,

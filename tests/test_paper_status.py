@@ -40,7 +40,24 @@ def test_summary_counts_and_projects_per_cost_group(paper_status):
         {"stage_name": "g/p", "method": "B", "dataset": "d", "train_pct": 10, "split": 0,
          "seed": 0, "stage": "unit", "status": "waiting", "cpu_time_s": np.nan}
     )  # fmt: skip
+    # C: a shared CV half run (3 of its 25 grid points cached): the grid columns that only CV
+    # rows have are not cost groups (the units' projection still works)
+    for i, done in enumerate((True, True, False)):
+        rows.append(
+            {"stage_name": "g/p", "method": "C", "dataset": "d", "train_pct": 10, "split": i,
+             "seed": 0, "stage": "unit", "status": "cached" if done else "to run",
+             "cpu_time_s": 5.0 if done else np.nan}
+        )  # fmt: skip
+    rows.append(
+        {"stage_name": "g/p", "method": "C", "dataset": "d", "train_pct": 50, "split": 0,
+         "seed": 0, "stage": "shared CV", "status": "to run", "cpu_time_s": 12.0,
+         "grid_points": 25, "grid_points_cached": 3}
+    )  # fmt: skip
     table = paper_status.summarise(pd.DataFrame(rows)).set_index("method")
+    c = table.loc["C"]
+    assert (c["cv_points"], c["shared_cvs"], table.loc["A", "cv_points"]) == ("3/25", "0/1", "")
+    # one unit at its group's 5 s, the CV's 22 points left at its 3 cached points' 4 s each
+    assert c["left_cpu_h"] == pytest.approx((5.0 + 22 * 4.0) / 3600)
     a = table.loc["A"]
     assert (a["units"], a["cached"], a["to_run"], a["shared_cvs"]) == (9, 3, 6, "1/1")
     assert a["done_cpu_h"] == pytest.approx((2 * 10 + 30 + 100) / 3600)

@@ -78,6 +78,10 @@ def test_every_kind_of_value_reads_back_identical():
     tune = {"params": {"params": {"max_depth": np.int64(4)}}, "scores": {"cv_accuracy": 0.8},
             "cpu_time_s": 1.5}  # fmt: skip
     assert same(tune, _round_trip(tune))
+    point = {"point": {"params": {"max_depth": np.int64(4)}}, "score": 0.8, "cpu_time_s": 0.5,
+             "computed_for": "tree"}  # fmt: skip
+    back = _round_trip(point)
+    assert same(point, back) and type(back["point"]["params"]["max_depth"]) is np.int64
 
 
 def test_arrays_read_back_identical_in_rows_and_frames():

@@ -184,9 +184,9 @@ def test_cache_key_covers_what_a_unit_runs_not_the_scheduler():
     assert "multiview_lab.evaluation" not in closure
     assert "multiview_lab.protocol.cache" not in closure
     # a shared inner CV (tune.once_per) is keyed by its computation, not by the grouping
-    from multiview_lab.protocol.tuning import run_tune
+    from multiview_lab.protocol.tuning import run_tune_point
 
-    shared = code_closure(run_tune.__module__, "multiview_lab.pipelines.gbc.task")
+    shared = code_closure(run_tune_point.__module__, "multiview_lab.pipelines.gbc.task")
     assert {"multiview_lab.protocol.tuning", "multiview_lab.protocol.unit"} <= set(shared)
     assert "multiview_lab.protocol.sharing" not in shared
     assert "multiview_lab.protocol.engine" not in shared
@@ -305,7 +305,8 @@ def test_once_per_tunes_on_each_groups_first_split_and_reuses_its_choice(
         execution={"n_jobs": 2, "cache_dir": cache},
     )  # fmt: skip
     n_units = 2 * len(split_table)
-    assert len(list((tmp_path / "cache").glob("*.joblib"))) == n_units + 2  # + 2 shared CVs
+    # + 2 shared CVs and their 4 grid points each
+    assert len(list((tmp_path / "cache").glob("*.joblib"))) == n_units + 2 + 2 * 4
     again = run_experiment(
         ViewsTask(), data, split_table, _tree_grid(["dataset", "repeat"]),
         execution={"n_jobs": 1, "cache_dir": cache},

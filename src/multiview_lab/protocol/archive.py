@@ -155,7 +155,8 @@ def _decode_frame(spec: Mapping[str, Any]) -> pd.DataFrame:
 
 def encode(result: Any, where: str = "entry") -> dict[str, Any]:
     """A cache entry as a JSON-ready dict: a :class:`~multiview_lab.protocol.unit.UnitResult`
-    (its model left out) or a shared inner CV's ``{"params", "scores", "cpu_time_s"}``."""
+    (its model left out), a shared inner CV's ``{"params", "scores", "cpu_time_s"}`` or one of
+    its grid points' ``{"point", "score", "cpu_time_s", "computed_for"}``."""
     if isinstance(result, UnitResult):
         return {
             "kind": "unit",
@@ -164,8 +165,11 @@ def encode(result: Any, where: str = "entry") -> dict[str, Any]:
         }
     if isinstance(result, Mapping) and {"params", "scores"} <= set(result):
         return {"kind": "tune", **_encode_value(dict(result), where)}
+    if isinstance(result, Mapping) and {"point", "score"} <= set(result):
+        return {"kind": "tune point", **_encode_value(dict(result), where)}
     raise ArchiveError(
-        f"{where}: not a unit result or a shared inner CV ({type(result).__name__})."
+        f"{where}: not a unit result, a shared inner CV or one of its grid points "
+        f"({type(result).__name__})."
     )
 
 
@@ -177,7 +181,7 @@ def decode(entry: Mapping[str, Any]) -> Any:
         return UnitResult(
             rows=_decode_value(entry["rows"]), extras=_decode_value(entry["extras"]), model=None
         )
-    if kind == "tune":
+    if kind in ("tune", "tune point"):
         return _decode_value(entry)
     raise ArchiveError(f"unknown archive entry kind {kind!r}.")
 

@@ -38,13 +38,14 @@ import joblib
 import numpy as np
 import pandas as pd
 
+from multiview_lab.protocol import tuning
 from multiview_lab.protocol.cache import array_fingerprint, cache_path, code_fingerprint, unit_key
 from multiview_lab.protocol.execution import backend_from_config, check_execution
 from multiview_lab.protocol.registry import Method, is_enabled, parse_methods
 from multiview_lab.protocol.sharing import shared_groups, tuned_on
 from multiview_lab.protocol.splits import REPETITION_KEYS, key_columns
 from multiview_lab.protocol.tasks import Task
-from multiview_lab.protocol.tuning import run_tune
+from multiview_lab.protocol.tuning import choose, point_spec, run_tune_point
 from multiview_lab.protocol.unit import UnitResult, run_unit
 from multiview_lab.protocol.unit_warnings import WarningTally, call_recording
 from multiview_lab.specs import estimator_modules
@@ -129,8 +130,9 @@ class _Progress:
         label: str,
         groups: Sequence[tuple],
         known: Sequence[tuple[tuple, float]] = (),
+        what: str = "units",
     ) -> None:
-        self.label, self.total, self.done = label, len(groups), 0
+        self.label, self.total, self.done, self.what = label, len(groups), 0, what
         self.start = self.last = time.perf_counter()
         self.step = max(1, self.total // 20)
         self.left: dict[tuple, int] = {}
@@ -172,8 +174,9 @@ class _Progress:
         self.last = now
         elapsed = now - self.start
         logger.info(
-            "%s: %d/%d units (%s, ~%s left).",
-            self.label, self.done, self.total, _duration(elapsed), _duration(self.eta(elapsed)),
+            "%s: %d/%d %s (%s, ~%s left).",
+            self.label, self.done, self.total, self.what, _duration(elapsed),
+            _duration(self.eta(elapsed)),
         )  # fmt: skip
 
 
@@ -347,7 +350,8 @@ def cache_status(
     Columns: the unit's keys, ``method``, ``seed``, ``stage`` (``unit`` or ``shared CV``),
     ``status`` (``cached``, ``to run``, or ``waiting`` for a unit whose group's shared CV has
     not run, so its key is not known yet) and ``cpu_time_s`` (recorded by a cached entry;
-    NaN otherwise or when it predates the record). Same arguments as :func:`run_experiment`;
+    NaN otherwise or when it predates the record; for a shared CV still to run, the CPU of
+    its grid points already cached, which ``grid_points_cached`` of ``grid_points`` counts). Same arguments as :func:`run_experiment`;
     ``execution.cache_dir`` or ``execution.archive_dir`` must be set (a unit in either is
     ``cached``).
     """
@@ -357,15 +361,20 @@ def cache_status(
     plan = _plan(task, datasets, splits, methods, config, keep_models, label)
     rows = []
     refs, _, shared = _lookup_shared(task, plan, config)
+    jobs, cvs = _point_jobs(
+        task, plan, refs, [j for j, r in enumerate(shared) if r is None], config
+    )
     unknown: set[int] = set()
-    for (name, group, ref), out in zip(refs, shared, strict=True):
-        rows.append(
-            {**plan.units[ref][0], "stage": "shared CV",
-             "status": "to run" if out is None else "cached",
-             "cpu_time_s": np.nan if out is None else out.get("cpu_time_s", np.nan)}
-        )  # fmt: skip
-        if out is None:
+    for j, ((name, group, ref), out) in enumerate(zip(refs, shared, strict=True)):
+        row = {**plan.units[ref][0], "stage": "shared CV", "status": "cached"}
+        if out is None:  # a CV to run: how many of its grid points are done, and their cost
+            done = [jobs[k][1] for k in cvs[j] if jobs[k][1] is not None]
+            row.update(status="to run", grid_points=len(cvs[j]), grid_points_cached=len(done))
+            row["cpu_time_s"] = sum(p["cpu_time_s"] for p in done if p.get("computed_for") == name)
             unknown.update(plan.groups[name][group])
+        else:
+            row["cpu_time_s"] = out.get("cpu_time_s", np.nan)
+        rows.append(row)
     units = _apply_shared(plan, refs, shared, [{} for _ in plan.units])
     _, outputs, _ = _lookup_units(task, units, plan, config)
     for i, ((unit, _, _), out) in enumerate(zip(units, outputs, strict=True)):
@@ -533,7 +542,7 @@ def _lookup_shared(task, plan: _Plan, config):
         for j, (_, _, i) in enumerate(refs):
             unit, method, split = plan.units[i]
             code = code_fingerprint(
-                run_tune.__module__, type(task).__module__, *estimator_modules(method.spec())
+                tuning.__name__, type(task).__module__, *estimator_modules(method.spec())
             )
             key = unit_key(
                 {**unit, "stage": "tune"}, method.spec(), plan.settings, False,
@@ -566,9 +575,44 @@ def _apply_shared(plan: _Plan, refs, results, added) -> list:
     return units
 
 
+def _point_jobs(task, plan: _Plan, refs, todo, config):
+    """The grid points of the shared CVs ``todo`` (indices into ``refs``): ``(jobs, cvs)``.
+    ``jobs`` maps a point's key to ``[cache path, result or None, (ref unit index, method,
+    point)]``, one entry per distinct point (two methods' CVs on one split that share a
+    :func:`~multiview_lab.protocol.tuning.point_spec` share the entry); ``cvs[j]`` lists the
+    keys of CV ``j``'s points in grid order."""
+    store = _Store(config)
+    keyed = bool(store)
+    jobs: dict[str, list] = {}
+    cvs: dict[int, list[str]] = {}
+    code: dict[str, str] = {}
+    for j in todo:
+        i = refs[j][2]
+        unit, method, split = plan.units[i]
+        where = {k: v for k, v in unit.items() if k != "method"}
+        if keyed and method.name not in code:
+            code[method.name] = code_fingerprint(
+                tuning.__name__, type(task).__module__, *estimator_modules(method.spec())
+            )
+        cvs[j] = []
+        for point in method.grid():
+            key = unit_key(
+                {**where, "stage": "tune point"}, point_spec(task, method, point), plan.settings,
+                plan.data_fp.get(unit["dataset"]), _split_arrays(split, plan.keys),
+                code.get(method.name),
+            )  # fmt: skip
+            if key not in jobs:
+                path, found = store.lookup(key) if keyed else (None, None)
+                jobs[key] = [path, found, (i, method, point)]
+            cvs[j].append(key)
+    return jobs, cvs
+
+
 def _tune_shared(task, datasets, plan: _Plan, added, backend, config, label) -> list:
-    """Run the inner CV of every ``tune.once_per`` group on its reference unit (cached, on the
-    backend), then fix every unit's method to its group's choice (:func:`_apply_shared`)."""
+    """Run the inner CV of every ``tune.once_per`` group on its reference unit, grid point by
+    grid point (:mod:`~multiview_lab.protocol.tuning`: each point cached, points shared by
+    several methods' CVs run once), then fix every unit's method to its group's choice
+    (:func:`_apply_shared`)."""
     refs, paths, results = _lookup_shared(task, plan, config)
     units = plan.units
     todo = [j for j, r in enumerate(results) if r is None]
@@ -577,40 +621,54 @@ def _tune_shared(task, datasets, plan: _Plan, added, backend, config, label) -> 
             f"{label}: {len(refs) - len(todo)} of {len(refs)} shared inner CVs in the cache "
             "(execution.cache_only: nothing is computed)."
         )
+    jobs, cvs = _point_jobs(task, plan, refs, todo, config)
+    wanted = sum(len(keys) for keys in cvs.values())
+    reused = [k for k, job in jobs.items() if job[1] is not None]
+    run = [k for k, job in jobs.items() if job[1] is None]
     logger.info(
-        "%s: %d shared inner CVs (tune.once_per) for %d units, %d in the cache.",
+        "%s: %d shared inner CVs (tune.once_per) for %d units, %d in the cache; the others' "
+        "%d grid points: %d found in the cache, %d shared between CVs, %d to run.",
         label, len(refs), sum(len(m) for by in plan.groups.values() for m in by.values()),
-        len(refs) - len(todo),
+        len(refs) - len(todo), wanted, len(reused), wanted - len(jobs), len(run),
     )  # fmt: skip
     progress = _Progress(
-        f"{label} shared inner CV",
-        [cost_group(units[refs[j][2]][0]) for j in todo],
-        [
-            (cost_group(units[refs[j][2]][0]), c)
-            for j, r in enumerate(results)
-            if (c := _recorded_cpu(r))
-        ],
-    )
+        f"{label} shared inner CVs",
+        [cost_group(units[jobs[k][2][0]][0]) for k in run],
+        [(cost_group(units[job[2][0]][0]), job[1]["cpu_time_s"]) for job in jobs.values()
+         if job[1] is not None],
+        what="grid points",
+    )  # fmt: skip
     tally = WarningTally(f"{label} shared inner CV")
     puts = _put_datasets(
-        backend, {units[refs[j][2]][0]["dataset"] for j in todo}, datasets, plan.data_fp
+        backend, {units[jobs[k][2][0]][0]["dataset"] for k in run}, datasets, plan.data_fp
     )
     calls = []
-    for j in todo:
-        unit, method, split = units[refs[j][2]]
-        calls.append((task, method, puts[unit["dataset"]], split, unit, config["blas_threads"]))
+    for k in run:
+        i, method, point = jobs[k][2]
+        unit, _, split = units[i]
+        calls.append(
+            (task, method, puts[unit["dataset"]], split, unit, point, config["blas_threads"])
+        )
     try:
-        for k, (out, caught) in backend.run(partial(call_recording, run_tune), calls):
-            j = todo[k]
-            results[j] = out
-            if paths[j] is not None:
-                _write(paths[j], out)
-            tally.add(units[refs[j][2]][0], caught)
-            progress.tick(cost_group(units[refs[j][2]][0]), _recorded_cpu(out))
+        for n, (out, caught) in backend.run(partial(call_recording, run_tune_point), calls):
+            job = jobs[run[n]]
+            job[1] = out
+            if job[0] is not None:
+                _write(job[0], out)
+            unit = units[job[2][0]][0]
+            tally.add(unit, caught)
+            progress.tick(cost_group(unit), out["cpu_time_s"])
     except Exception as exc:
         tally.summarise()
-        raise RuntimeError(f"{label}: a shared inner CV failed: {exc}") from exc
+        resume = (
+            " (finished grid points are cached: rerun to resume)" if config["cache_dir"] else ""
+        )
+        raise RuntimeError(f"{label}: a shared inner CV failed{resume}: {exc}") from exc
     tally.summarise()
+    for j in todo:
+        results[j] = choose(units[refs[j][2]][1], [jobs[k][1] for k in cvs[j]])
+        if paths[j] is not None:
+            _write(paths[j], results[j])
     return _apply_shared(plan, refs, results, added)
 
 

@@ -1,7 +1,7 @@
 """Which units share an inner CV (``tune.once_per``), and the columns that say so.
 
 The grouping and bookkeeping side of :mod:`multiview_lab.protocol.tuning` (which holds only the
-computation, :func:`~multiview_lab.protocol.tuning.run_tune`, so that editing this module
+computation, :func:`~multiview_lab.protocol.tuning.run_tune_point`, so that editing this module
 re-keys no cached CV). Used by the engine, the shared training node and the cost benchmark.
 """
 

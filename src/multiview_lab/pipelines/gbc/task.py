@@ -68,6 +68,9 @@ class GBCTask(TransductiveTask):
     methods_by_dataset: dict[str, list[str]] = field(default_factory=dict)
     trajectories: bool = True
     method_options = ("graphs", "trajectory")
+    # the options that change a fit (a grid point's inner-CV score): ``trajectory`` only adds
+    # a table, so GBC's CV points are shared with the variants' (multiview_lab.protocol.tuning)
+    fit_options = ("graphs",)
     info_attributes = {"lambda0": "lambda0", "lambda1": "lambda1", "n_iter_": "n_iter"}
 
     def applies(self, method, split) -> bool:
