@@ -37,7 +37,7 @@ def _run(data, split_table, methods, caplog=None, **execution):
 
 
 def _grid_line(caplog) -> str:
-    lines = [r.getMessage() for r in caplog.records if "found in the cache" in r.getMessage()]
+    lines = [r.getMessage() for r in caplog.records if "to score." in r.getMessage()]
     assert len(lines) == 1, lines
     caplog.clear()
     return lines[0]
@@ -120,7 +120,7 @@ def test_methods_with_overlapping_grids_compute_the_shared_points_once(
     together = _run(data, split_table, methods, cache_dir=str(tmp_path / "one")).results
     # 2 groups x (4 + 3) points, 2 x 2 of them common
     assert _grid_line(caplog).endswith(
-        "14 grid points: 0 found in the cache, 4 shared between CVs, 10 to run."
+        "have 14 grid points: 0 in the cache, 4 scored for another CV of this run, 10 to score."
     )
     for name in methods:
         expected = alone[name].drop(columns=TIMING).reset_index(drop=True)
@@ -131,8 +131,9 @@ def test_methods_with_overlapping_grids_compute_the_shared_points_once(
     first = _run(data, split_table, {"deep": methods["deep"]}, cache_dir=cache).results
     _grid_line(caplog)
     second = _run(data, split_table, {"shallow": methods["shallow"]}, cache_dir=cache).results
-    assert _grid_line(caplog).endswith("6 grid points: 4 found in the cache, 0 shared "
-                                       "between CVs, 2 to run.")  # fmt: skip
+    assert _grid_line(caplog).endswith(
+        "have 6 grid points: 4 in the cache, 0 scored for another CV of this run, 2 to score."
+    )
     pd.testing.assert_frame_equal(
         second.drop(columns=TIMING), alone["shallow"].drop(columns=TIMING)
     )
@@ -166,6 +167,6 @@ def test_an_interrupted_cv_resumes_from_its_cached_points(data, split_table, tmp
     assert (shared["cpu_time_s"] > 0).all()
     again = _run(data, split_table, methods, cache_dir=str(cache)).results
     assert _grid_line(caplog).endswith(
-        "8 grid points: 7 found in the cache, 0 shared between CVs, 1 to run."
+        "have 8 grid points: 7 in the cache, 0 scored for another CV of this run, 1 to score."
     )
     pd.testing.assert_frame_equal(again.drop(columns=TIMING), first.drop(columns=TIMING))

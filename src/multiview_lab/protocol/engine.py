@@ -626,10 +626,10 @@ def _tune_shared(task, datasets, plan: _Plan, added, backend, config, label) -> 
     reused = [k for k, job in jobs.items() if job[1] is not None]
     run = [k for k, job in jobs.items() if job[1] is None]
     logger.info(
-        "%s: %d shared inner CVs (tune.once_per) for %d units, %d in the cache; the others' "
-        "%d grid points: %d found in the cache, %d shared between CVs, %d to run.",
+        "%s: %d shared inner CVs (tune.once_per) for %d units, %d in the cache; the %d to run "
+        "have %d grid points: %d in the cache, %d scored for another CV of this run, %d to score.",
         label, len(refs), sum(len(m) for by in plan.groups.values() for m in by.values()),
-        len(refs) - len(todo), wanted, len(reused), wanted - len(jobs), len(run),
+        len(refs) - len(todo), len(todo), wanted, len(reused), wanted - len(jobs), len(run),
     )  # fmt: skip
     progress = _Progress(
         f"{label} shared inner CVs",
