@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import mlflow
 import pytest
@@ -144,3 +145,99 @@ def test_runs_started_together_on_a_fresh_store_all_succeed(tmp_path):
         assert p.returncode == 0 and out.strip() == "ok", err[-2000:]
     mlflow.set_tracking_uri(f"sqlite:///{db}")
     assert mlflow.get_experiment_by_name("Default") is not None
+
+
+KILLED_CHILD = textwrap.dedent(
+    """
+    import logging, os, signal, sys
+    from pathlib import Path
+    from multiview_lab.hooks import MlflowHooks
+
+    logging.basicConfig(level=logging.INFO)
+    class Pipeline:
+        nodes = []
+        def inputs(self):
+            return set()
+
+    hooks = MlflowHooks()
+    hooks._project_path = Path.cwd()
+    hooks.before_pipeline_run({"pipeline_names": [sys.argv[1]], "run_id": "x"}, Pipeline(), {})
+    print("started", flush=True)
+    if sys.argv[2] == "sigkill":  # no handler runs: the run stays RUNNING
+        os.kill(os.getpid(), signal.SIGKILL)
+    import mlflow
+    if sys.argv[2] == "wait":  # alive until the test kills it
+        sys.stdin.read()
+    hooks._end_run(mlflow, "FINISHED")
+    """
+)
+
+
+def _child(tmp_path, env, *args, **kwargs):
+    return subprocess.Popen(
+        [sys.executable, "-c", KILLED_CHILD, *args],
+        cwd=tmp_path,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kwargs,
+    )
+
+
+def test_a_run_left_running_by_a_killed_process_is_marked_killed_by_the_next(tmp_path):
+    """SIGKILL (or a machine stop) runs no exit handler: the run stays RUNNING until the next
+    run on the machine finds its process gone. A run whose process is alive is left alone."""
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    env = {**os.environ, "MLFLOW_TRACKING_URI": uri}
+    killed = _child(tmp_path, env, "killed", "sigkill")
+    out, err = killed.communicate(timeout=120)
+    assert killed.returncode == -signal.SIGKILL and "started" in out, err[-2000:]
+    mlflow.set_tracking_uri(uri)
+
+    def run_of(experiment):
+        (run,) = mlflow.search_runs(experiment_names=[experiment], output_format="list")
+        return run
+
+    assert run_of("killed").info.status == "RUNNING"
+    alive = _child(tmp_path, env, "alive", "wait")  # the next run
+    assert alive.stdout.readline().strip() == "started"
+    run = run_of("killed")
+    assert run.info.status == "KILLED" and run.info.end_time is not None
+    assert f"pid {killed.pid} " in run.data.tags["error"]
+    # a run started while another is alive leaves it alone
+    later = _child(tmp_path, env, "later", "finish")
+    out, err = later.communicate(timeout=120)
+    assert later.returncode == 0, err[-2000:]
+    assert "marked KILLED" not in err
+    assert run_of("alive").info.status == "RUNNING"
+    assert run_of("later").info.status == "FINISHED"
+    out, err = alive.communicate(input="", timeout=120)
+    assert alive.returncode == 0 and "was left RUNNING" in err  # it said what it did
+    assert run_of("alive").info.status == "FINISHED"
+
+
+def test_orphaned_runs_are_told_by_boot_id_and_pid_reuse(tmp_path):
+    """The process of a run is gone after a reboot (another boot id) and when its pid now
+    names a process started after the run; another host's runs are not judged."""
+    import platform
+
+    from multiview_lab.hooks import _boot_id, orphaned, process_tags
+
+    now_ms = int(__import__("time").time() * 1000)
+    mine = process_tags()  # this (alive) process, started before now
+    assert orphaned(mine, now_ms) is None
+    if _boot_id():
+        assert "boot" in orphaned({**mine, "kedro.boot_id": "an-earlier-boot"}, now_ms)
+    newer = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"],
+                             stdin=subprocess.PIPE)  # fmt: skip
+    try:
+        reused = {**mine, "kedro.pid": str(newer.pid)}
+        if Path("/proc").is_dir():  # a run started 60 s before its pid's process
+            assert "newer process" in orphaned(reused, now_ms - 60_000)
+        assert orphaned(reused, now_ms + 60_000) is None
+    finally:
+        newer.communicate(input="", timeout=60)
+    assert "no longer exists" in orphaned({**mine, "kedro.pid": str(newer.pid)}, now_ms)
+    assert orphaned({**mine, "kedro.host": platform.node() + "-other"}, now_ms) is None

@@ -40,7 +40,9 @@ main thread; otherwise at the end) and closed when the Kedro run ends, with the 
 status: ``on_pipeline_error`` (and any failure while logging) marks the parent and every open
 method run FAILED with the error as a tag; a run interrupted by Ctrl-C or ``SIGTERM`` (which
 Kedro's error hook does not see) is marked KILLED, instead of staying RUNNING or being closed
-as FINISHED by MLflow's own exit handler. Only ``SIGKILL`` leaves runs RUNNING.
+as FINISHED by MLflow's own exit handler. Only ``SIGKILL`` (or the machine stopping) leaves
+runs RUNNING, and the next run on the machine marks them KILLED (:func:`close_orphaned_runs`:
+every run carries its process's host, pid and boot id).
 """
 
 from __future__ import annotations
@@ -208,6 +210,90 @@ def open_tracking_store(mlflow, uri: str) -> None:
             mlflow.MlflowClient(tracking_uri=uri).search_experiments(max_results=1)
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _boot_id() -> str | None:
+    """This machine's boot id (Linux), or None."""
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip() or None
+    except OSError:
+        return None
+
+
+def _process_start(pid: int) -> float | None:
+    """When process ``pid`` started (seconds since the epoch, Linux ``/proc``), or None."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        boot = next(
+            float(line.split()[1])
+            for line in Path("/proc/stat").read_text().splitlines()
+            if line.startswith("btime ")
+        )
+        return boot + float(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22: starttime
+    except (OSError, ValueError, IndexError, StopIteration):
+        return None
+
+
+def process_tags() -> dict[str, str]:
+    """The tags that say which process owns a run: host, pid and boot id."""
+    tags = {"kedro.host": platform.node(), "kedro.pid": str(os.getpid())}
+    boot = _boot_id()
+    if boot:
+        tags["kedro.boot_id"] = boot
+    return tags
+
+
+def orphaned(tags: Mapping[str, str], start_time_ms: int) -> str | None:
+    """Why a RUNNING run's Kedro process no longer exists (None: it may be alive, or the run
+    is not this machine's to judge). Its tags (:func:`process_tags`) must name this host; the
+    process is gone if the machine has rebooted since (another boot id), if no process has
+    its pid, or if the process with its pid started after the run did (the pid was reused)."""
+    if tags.get("kedro.host") != platform.node() or "kedro.pid" not in tags:
+        return None
+    pid = int(tags["kedro.pid"])
+    where = f"pid {pid} on {tags['kedro.host']}"
+    boot = _boot_id()
+    if boot and tags.get("kedro.boot_id") and tags["kedro.boot_id"] != boot:
+        return f"its Kedro process ({where}) was on a boot of this machine that has ended"
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return f"its Kedro process ({where}) no longer exists"
+    except PermissionError:
+        pass
+    started = _process_start(pid)
+    if started is not None and started > start_time_ms / 1000 + 5:
+        return f"its Kedro process ({where}) no longer exists (the pid now names a newer process)"
+    return None
+
+
+def close_orphaned_runs(mlflow) -> list[str]:
+    """Mark KILLED every RUNNING run of the tracking store whose Kedro process is gone
+    (:func:`orphaned`: killed by SIGKILL, the out-of-memory killer or a machine stop, which no
+    exit handler sees), with the reason as its ``error`` tag. Returns their ids."""
+    client = mlflow.MlflowClient()
+    ids = [e.experiment_id for e in client.search_experiments()]
+    closed = []
+    for start in range(0, len(ids), 100):
+        runs = client.search_runs(
+            ids[start : start + 100],
+            filter_string="attributes.status = 'RUNNING'",
+            max_results=10000,
+        )
+        for run in runs:
+            why = orphaned(run.data.tags, run.info.start_time)
+            if why is None:
+                continue
+            client.set_tag(
+                run.info.run_id, "error", f"left RUNNING: {why}; marked KILLED by a later run"
+            )
+            client.set_terminated(run.info.run_id, "KILLED")
+            closed.append(run.info.run_id)
+            logger.info(
+                "MLflow run %s (%s) was left RUNNING: %s; marked KILLED.",
+                run.info.run_id, run.info.run_name, why,
+            )  # fmt: skip
+    return closed
 
 
 @contextlib.contextmanager
@@ -510,6 +596,7 @@ class MlflowHooks:
         experiment = self._config.get("experiment_name") or "+".join(names)
         self._experiment = experiment
         open_tracking_store(mlflow, self._tracking_uri())
+        close_orphaned_runs(mlflow)
         experiment_id = self._get_experiment_id(mlflow, experiment)
         self._experiment_id = experiment_id
         self._drop_empty_default(mlflow)
@@ -528,6 +615,7 @@ class MlflowHooks:
             "kedro.env": env,
             "kedro.pipelines": ",".join(names),
             **git,
+            **process_tags(),
         }
         run_name = f"{experiment}-{env}-{run_params.get('run_id', '')[:19]}"
         run = mlflow.start_run(
