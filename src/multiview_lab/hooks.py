@@ -285,7 +285,10 @@ def close_orphaned_runs(mlflow) -> list[str]:
             if why is None:
                 continue
             client.set_tag(
-                run.info.run_id, "error", f"left RUNNING: {why}; marked KILLED by a later run"
+                run.info.run_id,
+                "error",
+                f"left RUNNING: {why}; marked KILLED by a later run (its end time is when that "
+                "run found it, not when the process died)",
             )
             client.set_terminated(run.info.run_id, "KILLED")
             closed.append(run.info.run_id)
