@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from multiview_lab import formatting as fmt
 from multiview_lab.reproduction.claims import (
     DIRECTION,
     FAILS,
@@ -137,6 +138,15 @@ def test_trend_monotone_noisy_and_reversed():
     # three sizes, the middle one below the first: up overall (Spearman > 0) but not monotone
     wobble = pd.concat([t, t[t["n"] == 100].assign(n=300, score=lambda f: f["score"] - 0.1)])
     assert check(up, wobble).verdict == DIRECTION
+    # the values, in order of n; a long series (100 iterations) is shortened, all kept in values
+    out = check(up, t)
+    means = out.values["means"]
+    assert out.ours == ", ".join(f"{k}: {fmt.number(v)}" for k, v in means.items())
+    long = pd.concat([t.assign(n=t["n"] * 1000 + i, score=t["score"] + i) for i in range(20)])
+    out = check(up, long)
+    shown = [f"{k}: {fmt.number(v)}" for k, v in out.values["means"].items()]
+    assert len(shown) == 20 * t["n"].nunique()
+    assert out.ours == ", ".join([*shown[:3], "…", *shown[-2:]]) + f" ({len(shown)} values of n)"
 
 
 def test_rank_among_methods():

@@ -384,6 +384,19 @@ def _relation(base: dict, claim: Mapping[str, Any], rows: pd.DataFrame, keys: li
     )
 
 
+SERIES_SHOWN = 8
+"""A trend's ``ours`` lists up to this many values; a longer series (PB-MVBoost's C-bound over
+100 iterations) shows its first three and last two (every value stays in ``values``)."""
+
+
+def _series_text(means: pd.Series, along: str) -> str:
+    """``100: .91, 200: .93, ...``, shortened past :data:`SERIES_SHOWN` values."""
+    items = [f"{k}: {fmt.number(v)}" for k, v in means.items()]
+    if len(items) <= SERIES_SHOWN:
+        return ", ".join(items)
+    return ", ".join([*items[:3], "…", *items[-2:]]) + f" ({len(items)} values of {along})"
+
+
 def _trend(base: dict, claim: Mapping[str, Any], rows: pd.DataFrame, keys: list) -> Verdict:
     rows = rows[rows["method"] == claim["method"]] if "method" in rows.columns else rows
     if rows.empty:
@@ -406,11 +419,10 @@ def _trend(base: dict, claim: Mapping[str, Any], rows: pd.DataFrame, keys: list)
         verdict = DIRECTION
     else:
         verdict = FAILS
-    text = ", ".join(f"{k}: {fmt.number(v)}" for k, v in means.items())
     return Verdict(
         **base,
         verdict=verdict,
-        ours=text,
+        ours=_series_text(means, along),
         n=int(reps.notna().sum().min()),
         detail=f"{claim['metric']} along {along}: {int(np.sum(sign * steps >= -atol))} of "
         f"{len(steps)} steps {claim['direction']} (or flat within {atol:g}), "

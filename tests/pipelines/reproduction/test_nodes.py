@@ -87,3 +87,27 @@ def test_figures_of_a_pipeline_that_never_ran_are_named_not_shown_as_broken_imag
     assert "q/f5.png" not in page and "q/f5.png" not in md
     assert "Figure 5 (not produced here: the pipeline has not run in this project)" in page
     assert "Figures: Figure 5 (not produced here" in md
+
+
+def test_the_env_column_names_a_pipeline_that_never_ran_not_run_and_unrecorded_runs_unknown():
+    """A paper whose pipeline left no results and no run record shows "not run" as its env;
+    results without a run record are "unknown"; a recorded run names its env."""
+    from multiview_lab.pipelines.reproduction.nodes import check_claims
+
+    claim = {"id": "c", "kind": "value", "claim": "A's score", "metric": "score",
+             "paper": 0.5, "tolerance": 0.1, "where": {"method": "A"}, "repeat_key": "seed"}  # fmt: skip
+    papers = {
+        name: {"pipeline": name, "claims": [{**claim, "table": f"{name}.results"}]}
+        for name in ("ran", "unrecorded", "never")
+    }
+    table = pd.DataFrame({"method": ["A", "A"], "seed": [1, 2], "score": [0.5, 0.55]})
+    verdicts = check_claims(
+        papers,
+        {f"{name}.results": ["method", "seed"] for name in papers},
+        **{"ran.results": table, "ran.run_info": {"env": "paper"}},
+        **{"unrecorded.results": table, "unrecorded.run_info": None},
+        **{"never.results": None, "never.run_info": None},
+    )
+    env = dict(zip(verdicts["paper"], verdicts["env"], strict=True))
+    assert env == {"ran": "paper", "unrecorded": "unknown", "never": "not run"}
+    assert verdicts.set_index("paper").loc["never", "verdict"] == "not run"

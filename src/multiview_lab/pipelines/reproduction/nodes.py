@@ -63,6 +63,9 @@ def check_claims(papers: Mapping[str, Any], tables: Mapping[str, Any], **inputs:
     claims = {paper: list(spec.get("claims") or []) for paper, spec in papers.items()}
     verdicts = evaluate_claims(claims, data, tables, references)
     env = {p: _env_label(infos.get(spec.get("pipeline"))) for p, spec in papers.items()}
+    # no run record and nothing to check: the pipeline has not run here (not an unknown env)
+    never = verdicts.groupby("paper")["verdict"].agg(lambda v: bool((v == NOT_RUN).all()))
+    env.update({p: "not run" for p, label in env.items() if label == "unknown" and never.get(p)})
     verdicts.insert(1, "env", verdicts["paper"].map(env).fillna("unknown"))
     counts = verdicts["verdict"].value_counts()
     logger.info(
