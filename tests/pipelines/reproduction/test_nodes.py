@@ -111,3 +111,8 @@ def test_the_env_column_names_a_pipeline_that_never_ran_not_run_and_unrecorded_r
     env = dict(zip(verdicts["paper"], verdicts["env"], strict=True))
     assert env == {"ran": "paper", "unrecorded": "unknown", "never": "not run"}
     assert verdicts.set_index("paper").loc["never", "verdict"] == "not run"
+    # the report's summary table says the same
+    infos = {"ran.run_info": {"env": "paper"}, "unrecorded.run_info": None, "never.run_info": None}
+    md, page = write_report(verdicts, papers, None, **infos)
+    assert "| never | not run |" in md and "| unrecorded | unknown |" in md
+    assert "<td>not run</td>" in page

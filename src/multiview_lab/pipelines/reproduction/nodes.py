@@ -62,10 +62,10 @@ def check_claims(papers: Mapping[str, Any], tables: Mapping[str, Any], **inputs:
     data, infos, references = _split_inputs(inputs)
     claims = {paper: list(spec.get("claims") or []) for paper, spec in papers.items()}
     verdicts = evaluate_claims(claims, data, tables, references)
-    env = {p: _env_label(infos.get(spec.get("pipeline"))) for p, spec in papers.items()}
-    # no run record and nothing to check: the pipeline has not run here (not an unknown env)
-    never = verdicts.groupby("paper")["verdict"].agg(lambda v: bool((v == NOT_RUN).all()))
-    env.update({p: "not run" for p, label in env.items() if label == "unknown" and never.get(p)})
+    env = {
+        p: _paper_env(infos.get(papers[p].get("pipeline")), group["verdict"])
+        for p, group in verdicts.groupby("paper", sort=False)
+    }
     verdicts.insert(1, "env", verdicts["paper"].map(env).fillna("unknown"))
     counts = verdicts["verdict"].value_counts()
     logger.info(
@@ -170,6 +170,13 @@ def _provenance(info: Mapping[str, Any] | None, notes: Mapping[str, str] | None 
     )
 
 
+def _paper_env(info: Mapping[str, Any] | None, verdicts: pd.Series) -> str:
+    """A paper's "results from": :func:`_env_label`, or ``not run`` when there is no run
+    record and no claim could be checked (the pipeline has not run here: not an unknown env)."""
+    label = _env_label(info)
+    return "not run" if label == "unknown" and bool((verdicts == NOT_RUN).all()) else label
+
+
 def _env_label(info: Mapping[str, Any] | None) -> str:
     """The env a paper's results came from, as the summary table shows it: ``paper``, or
     ``paper (with --params)`` / ``paper (partial)`` when the run was not the env's own."""
@@ -224,7 +231,7 @@ def write_report(
     ]
     for paper, group in verdicts.groupby("paper", sort=False):
         counts = group["verdict"].value_counts()
-        env = _env_label(infos.get(papers[paper].get("pipeline")))
+        env = _paper_env(infos.get(papers[paper].get("pipeline")), group["verdict"])
         md.append(
             f"| {papers[paper].get('title', paper)} | {env} | "
             + " | ".join(str(counts.get(v, 0)) for v in VERDICTS)
@@ -283,7 +290,7 @@ def _html(
     ]  # fmt: skip
     for paper, group in verdicts.groupby("paper", sort=False):
         counts = group["verdict"].value_counts()
-        env = _env_label(infos.get(papers[paper].get("pipeline")))
+        env = _paper_env(infos.get(papers[paper].get("pipeline")), group["verdict"])
         body.append(
             f'<tr><td><a href="#{esc(paper)}">{esc(papers[paper].get("title", paper))}</a></td>'
             f"<td>{esc(str(env))}</td>"
