@@ -241,3 +241,12 @@ def test_orphaned_runs_are_told_by_boot_id_and_pid_reuse(tmp_path):
         newer.communicate(input="", timeout=60)
     assert "no longer exists" in orphaned({**mine, "kedro.pid": str(newer.pid)}, now_ms)
     assert orphaned({**mine, "kedro.host": platform.node() + "-other"}, now_ms) is None
+
+
+def test_only_a_store_on_this_machines_disk_has_its_orphans_closed():
+    from multiview_lab.hooks import local_store
+
+    assert local_store("sqlite:////tmp/mlflow.db") and local_store("file:///tmp/mlruns")
+    assert local_store("mlruns") and local_store("/abs/mlruns")
+    assert not local_store("http://tracking:5000") and not local_store("databricks://x")
+    assert not local_store("postgresql://u@host/db")

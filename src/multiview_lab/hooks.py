@@ -267,6 +267,13 @@ def orphaned(tags: Mapping[str, str], start_time_ms: int) -> str | None:
     return None
 
 
+def local_store(uri: str) -> bool:
+    """Whether a tracking URI is a store on this machine's disk (SQLite, ``file:`` or a path),
+    the only kind whose orphaned runs are closed: a tracking server may hold the runs of other
+    machines that share a host name (containers), whose processes this one cannot see."""
+    return uri.startswith(("sqlite:", "file:")) or not re.match(r"^[a-zA-Z][\w+.-]*://", uri)
+
+
 def close_orphaned_runs(mlflow) -> list[str]:
     """Mark KILLED every RUNNING run of the tracking store whose Kedro process is gone
     (:func:`orphaned`: killed by SIGKILL, the out-of-memory killer or a machine stop, which no
@@ -598,8 +605,10 @@ class MlflowHooks:
         names = run_params.get("pipeline_names") or ["__default__"]
         experiment = self._config.get("experiment_name") or "+".join(names)
         self._experiment = experiment
-        open_tracking_store(mlflow, self._tracking_uri())
-        close_orphaned_runs(mlflow)
+        uri = self._tracking_uri()
+        open_tracking_store(mlflow, uri)
+        if local_store(uri):
+            close_orphaned_runs(mlflow)
         experiment_id = self._get_experiment_id(mlflow, experiment)
         self._experiment_id = experiment_id
         self._drop_empty_default(mlflow)
