@@ -102,6 +102,12 @@ def _projected_cvs_s(cvs: pd.DataFrame, group_keys: list[str]) -> float:
     return total
 
 
+def _partial_s(cvs: pd.DataFrame) -> float:
+    """CPU seconds of the cached grid points of the shared CVs still to run."""
+    left = cvs[cvs["status"] != "cached"]
+    return float(left["cpu_time_s"].fillna(0.0).sum()) if len(left) else 0.0
+
+
 def _points(cvs: pd.DataFrame) -> str:
     """``cached/total`` grid points of the shared CVs still to run ("" when there are none)."""
     left = cvs[cvs["status"] != "cached"]
@@ -141,7 +147,8 @@ def summarise(status: pd.DataFrame) -> pd.DataFrame:
                 # the grid points already cached of the shared CVs still to run
                 "cv_points": _points(cvs),
                 "unmeasured": int(done["cpu_time_s"].isna().sum()),
-                "done_cpu_h": float(done["cpu_time_s"].sum()) / 3600,
+                # with the grid points already scored of the shared CVs still to run
+                "done_cpu_h": (float(done["cpu_time_s"].sum()) + _partial_s(cvs)) / 3600,
                 "left_cpu_h": left_s / 3600,
             }
         )

@@ -58,6 +58,7 @@ def test_summary_counts_and_projects_per_cost_group(paper_status):
     assert (c["cv_points"], c["shared_cvs"], table.loc["A", "cv_points"]) == ("3/25", "0/1", "")
     # one unit at its group's 5 s, the CV's 22 points left at its 3 cached points' 4 s each
     assert c["left_cpu_h"] == pytest.approx((5.0 + 22 * 4.0) / 3600)
+    assert c["done_cpu_h"] == pytest.approx((2 * 5.0 + 12.0) / 3600)  # the 3 points' 12 s too
     a = table.loc["A"]
     assert (a["units"], a["cached"], a["to_run"], a["shared_cvs"]) == (9, 3, 6, "1/1")
     assert a["done_cpu_h"] == pytest.approx((2 * 10 + 30 + 100) / 3600)
