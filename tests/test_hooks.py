@@ -15,23 +15,33 @@ from pathlib import Path
 import mlflow
 import pytest
 
-CHILD = textwrap.dedent(
+START_RUN = textwrap.dedent(
     """
-    import functools, os, signal, sys, time
     from pathlib import Path
-    import pandas as pd
-    from kedro.pipeline import Node
     from multiview_lab.hooks import MlflowHooks
-    from multiview_lab.pipelines.training.nodes import train_method
 
-    class Pipeline:
+    class Pipeline:  # what the hooks read of a pipeline
         nodes = []
         def inputs(self):
             return set()
 
-    hooks = MlflowHooks()
-    hooks._project_path = Path.cwd()
-    hooks.before_pipeline_run({"pipeline_names": ["interrupted"], "run_id": "x"}, Pipeline(), {})
+    def start_run(name):
+        hooks = MlflowHooks()
+        hooks._project_path = Path.cwd()
+        hooks.before_pipeline_run({"pipeline_names": [name], "run_id": "x"}, Pipeline(), {})
+        return hooks
+    """
+)
+"""The preamble of the child processes: ``start_run(name)`` opens a run through the hooks."""
+
+CHILD = START_RUN + textwrap.dedent(
+    """
+    import functools, os, signal, sys, time
+    import pandas as pd
+    from kedro.pipeline import Node
+    from multiview_lab.pipelines.training.nodes import train_method
+
+    hooks = start_run("interrupted")
     if sys.argv[2] == "with-method":  # a method's training node finished: its run is open
         func = functools.update_wrapper(
             functools.partial(train_method, method="A", pipeline="p", make_task=None),
@@ -147,21 +157,12 @@ def test_runs_started_together_on_a_fresh_store_all_succeed(tmp_path):
     assert mlflow.get_experiment_by_name("Default") is not None
 
 
-KILLED_CHILD = textwrap.dedent(
+KILLED_CHILD = START_RUN + textwrap.dedent(
     """
     import logging, os, signal, sys
-    from pathlib import Path
-    from multiview_lab.hooks import MlflowHooks
 
     logging.basicConfig(level=logging.INFO)
-    class Pipeline:
-        nodes = []
-        def inputs(self):
-            return set()
-
-    hooks = MlflowHooks()
-    hooks._project_path = Path.cwd()
-    hooks.before_pipeline_run({"pipeline_names": [sys.argv[1]], "run_id": "x"}, Pipeline(), {})
+    hooks = start_run(sys.argv[1])
     print("started", flush=True)
     if sys.argv[2] == "sigkill":  # no handler runs: the run stays RUNNING
         os.kill(os.getpid(), signal.SIGKILL)
