@@ -65,6 +65,11 @@ def make_project_copy(dest: Path, raw_files: list[str]) -> Path:
     return dest
 
 
+#: the Kedro run ids of the ``run_pipeline`` calls in each project copy, oldest first (MLflow's
+#: ``kedro.run_id`` tag)
+RUN_IDS: dict[Path, list[str]] = {}
+
+
 def run_pipeline(project: Path, pipeline: str, env: str = "smoke", runtime_params=None):
     """Run one pipeline through a real KedroSession (hooks included) in ``project``."""
     from kedro.framework.session import KedroSession
@@ -74,7 +79,21 @@ def run_pipeline(project: Path, pipeline: str, env: str = "smoke", runtime_param
     with KedroSession.create(
         project_path=project, env=env, runtime_params=runtime_params or {}
     ) as session:
+        RUN_IDS.setdefault(Path(project), []).append(session.session_id)
         return session.run(pipeline_names=[pipeline])
+
+
+def project_run(runs: list, project: Path):
+    """The parent MLflow run, among ``runs`` (one experiment's), of the last ``run_pipeline``
+    of that pipeline in ``project``.
+
+    Other tests of the same worker run the same pipeline and env into the session's store, and
+    some run other pipelines or partial runs in the same project copy, so "the latest smoke run"
+    is not necessarily this project's."""
+    ids = RUN_IDS.get(Path(project), [])
+    mine = [r for r in runs if r.data.tags.get("kedro.run_id") in ids]
+    assert mine, f"no MLflow run of {project} among {len(runs)} runs"
+    return max(mine, key=lambda r: ids.index(r.data.tags["kedro.run_id"]))
 
 
 def mlflow_runs(experiment: str):

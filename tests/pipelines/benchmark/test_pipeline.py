@@ -10,7 +10,14 @@ import scipy.sparse as sp
 import yaml
 
 from multiview_lab.io.multiview_files import save_views_npz
-from tests.conftest import PROJECT_ROOT, make_project_copy, method_runs, mlflow_runs, run_pipeline
+from tests.conftest import (
+    PROJECT_ROOT,
+    make_project_copy,
+    method_runs,
+    mlflow_runs,
+    project_run,
+    run_pipeline,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -55,7 +62,7 @@ def test_every_method_runs_on_3sources(benchmark_smoke_project):
 
 def test_mlflow_run_has_one_nested_run_per_method(benchmark_smoke_project):
     client, runs = mlflow_runs("benchmark")
-    run = [r for r in runs if r.data.tags.get("kedro.env") == "smoke"][-1]
+    run = project_run(runs, benchmark_smoke_project)
     assert run.info.status == "FINISHED"
     assert run.data.params["benchmark.protocol.n_folds"] == "3"
     children = method_runs(client, run)

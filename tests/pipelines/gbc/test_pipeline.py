@@ -18,6 +18,7 @@ from tests.conftest import (
     make_project_copy,
     method_runs,
     mlflow_runs,
+    project_run,
     run_pipeline,
 )
 
@@ -81,7 +82,7 @@ def test_catalog_outputs(gbc_smoke_project):
 
 def test_mlflow_run_finished_with_params_metrics_artifacts(gbc_smoke_project):
     client, runs = mlflow_runs("gbc")
-    run = [r for r in runs if r.data.tags.get("kedro.env") == "smoke"][-1]
+    run = project_run(runs, gbc_smoke_project)
     assert run.info.status == "FINISHED"
     assert run.data.params["gbc.protocol.n_splits"] == "1"
     assert run.data.params["gbc.methods.GBC.params.n_iter"] == "5"
@@ -104,7 +105,7 @@ def test_logged_models_load_and_predict_on_the_pipeline_inputs(gbc_smoke_project
     """One model per method is logged (skops); it loads back with mlflow.sklearn and predicts
     on the pipeline's own sources and graphs like the catalog's model."""
     client, runs = mlflow_runs("gbc")
-    run = [r for r in runs if r.data.tags.get("kedro.env") == "smoke"][-1]
+    run = project_run(runs, gbc_smoke_project)
     models = list(logged_models(client, run).values())
     by_name = {m.name: m for m in models}
     assert {name.split("_mfeat_")[0] for name in by_name} == METHODS
@@ -150,7 +151,8 @@ def test_dask_backend_gives_the_local_tables(gbc_smoke_project, gbc_dask_project
             remote.drop(columns=timing, errors="ignore"),
         )
     _, runs = mlflow_runs("gbc")
-    assert any(r.data.params.get("execution.backend") == "dask" for r in runs)
+    run = project_run(runs, gbc_dask_project)
+    assert run.info.status == "FINISHED" and run.data.params["execution.backend"] == "dask"
 
 
 def test_bad_setting_fails_the_run(tmp_path, mlflow_uri):
@@ -163,7 +165,8 @@ def test_bad_setting_fails_the_run(tmp_path, mlflow_uri):
             runtime_params={"gbc": {"protocol": {"settings": ["sparse"]}}},
         )
     _, runs = mlflow_runs("gbc")
-    assert runs[-1].info.status == "FAILED" and "settings" in runs[-1].data.tags["error"]
+    run = project_run(runs, project)
+    assert run.info.status == "FAILED" and "settings" in run.data.tags["error"]
     reports = project / "data" / "08_reporting" / "gbc"
     assert (reports / "graphs.csv").exists()  # the graph stage ran before the failure
     assert not (reports / "table_error.csv").exists() and not (reports / "figures").exists()

@@ -17,6 +17,7 @@ from tests.conftest import (
     make_project_copy,
     method_runs,
     mlflow_runs,
+    project_run,
     run_pipeline,
 )
 
@@ -32,15 +33,9 @@ def memd_smoke_project(smoke_project):
     return smoke_project("memd")
 
 
-def _smoke_run(backend: str):
+def _smoke_run(project):
     client, runs = mlflow_runs("memd")
-    runs = [
-        r
-        for r in runs
-        if r.data.tags.get("kedro.env") == "smoke"
-        and r.data.params.get("execution.backend") == backend
-    ]
-    return client, runs[-1]
+    return client, project_run(runs, project)
 
 
 def test_catalog_outputs(memd_smoke_project):
@@ -95,7 +90,7 @@ def test_every_catalog_entry_has_a_kedro_viz_layer():
 
 
 def test_mlflow_run_finished_with_metrics_artifacts_and_models(memd_smoke_project):
-    client, run = _smoke_run("local")
+    client, run = _smoke_run(memd_smoke_project)
     assert run.info.status == "FINISHED"
     assert run.data.params["memd.protocol.gene.n_folds"] == "3"
     methods = method_runs(client, run)
@@ -151,5 +146,5 @@ def test_dask_backend_gives_the_same_tables(memd_smoke_project, memd_dask_projec
     pd.testing.assert_frame_equal(
         table(memd_smoke_project, "curves"), table(memd_dask_project, "curves")
     )
-    _, run = _smoke_run("dask")
-    assert run.info.status == "FINISHED"
+    _, run = _smoke_run(memd_dask_project)
+    assert run.info.status == "FINISHED" and run.data.params["execution.backend"] == "dask"

@@ -20,6 +20,7 @@ from tests.conftest import (
     make_project_copy,
     method_runs,
     mlflow_runs,
+    project_run,
     run_pipeline,
 )
 
@@ -148,18 +149,14 @@ def test_dask_backend_gives_the_same_tables(miml_smoke, miml_smoke_dask):
         timing = [c for c in local.columns if c.endswith("_time_s")]
         pd.testing.assert_frame_equal(local.drop(columns=timing), remote.drop(columns=timing))
     _, runs = mlflow_runs("miml")
-    assert any(r.data.params.get("execution.backend") == "dask" for r in runs)
+    run = project_run(runs, miml_smoke_dask)
+    assert run.info.status == "FINISHED" and run.data.params["execution.backend"] == "dask"
 
 
 def test_mlflow_run_finished_with_metrics_artifacts_and_models(miml_smoke):
     project, _ = miml_smoke
     client, runs = mlflow_runs("miml")
-    run = [
-        r
-        for r in runs
-        if r.data.tags.get("kedro.env") == "smoke"
-        and r.data.params.get("execution.backend") == "local"
-    ][-1]
+    run = project_run(runs, project)
     assert run.info.status == "FINISHED"
     assert run.data.params["miml.protocol.folds_run"] == "[0, 1]"
     methods = method_runs(client, run)

@@ -17,6 +17,7 @@ from tests.conftest import (
     make_project_copy,
     method_runs,
     mlflow_runs,
+    project_run,
     run_pipeline,
 )
 
@@ -82,7 +83,7 @@ def test_catalog_outputs(local_project):
 
 def test_mlflow_run_metrics_artifacts_and_models(local_project):
     client, runs = mlflow_runs("mvfs")
-    run = [r for r in runs if r.data.params.get("execution.backend") == "local"][-1]
+    run = project_run(runs, local_project)
     assert run.info.status == "FINISHED"
     assert run.data.params["mvfs.protocol.n_splits"] == "1"
     assert "mfeat/linear_svm/k10/accuracy" in method_runs(client, run)["ADMM-MVFS"].data.metrics
@@ -140,5 +141,5 @@ def test_dask_backend_gives_the_same_tables(local_project, dask_project):
     for a, b in zip(local["ranking"], remote["ranking"], strict=True):
         np.testing.assert_array_equal(a, b)
     _, runs = mlflow_runs("mvfs")
-    dask = [r for r in runs if r.data.params.get("execution.backend") == "dask"]
-    assert dask and all(r.info.status == "FINISHED" for r in dask)
+    run = project_run(runs, dask_project)
+    assert run.info.status == "FINISHED" and run.data.params["execution.backend"] == "dask"

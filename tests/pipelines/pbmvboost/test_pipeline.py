@@ -14,6 +14,7 @@ from tests.conftest import (
     make_project_copy,
     method_runs,
     mlflow_runs,
+    project_run,
     run_pipeline,
 )
 
@@ -85,9 +86,8 @@ def test_catalog_outputs(pbmvboost_smoke_project):
 
 def test_mlflow_run_finished_with_params_metrics_artifacts_models(pbmvboost_smoke_project):
     client, runs = mlflow_runs("pbmvboost")
-    run = [
-        r for r in runs if r.data.tags.get("kedro.env") == "smoke" and r.info.status == "FINISHED"
-    ][-1]
+    run = project_run(runs, pbmvboost_smoke_project)
+    assert run.info.status == "FINISHED"
     assert run.data.params["pbmvboost.protocol.n_draws"] == "2"
     # provenance: runner class, env, pipeline, commit, and a note saying what the run is
     tags = run.data.tags
@@ -154,6 +154,7 @@ def test_failed_run_is_marked_failed_and_writes_no_report(tmp_path, mlflow_uri):
             runtime_params={"pbmvboost": {"protocol": {"n_train": [10**6]}}},
         )
     _, runs = mlflow_runs("pbmvboost")
-    assert runs[-1].info.status == "FAILED"
-    assert "n_train" in runs[-1].data.tags["error"]
+    run = project_run(runs, project)
+    assert run.info.status == "FAILED"
+    assert "n_train" in run.data.tags["error"]
     assert not any((project / "data" / "08_reporting").rglob("*.csv"))

@@ -6,7 +6,13 @@ import pandas as pd
 import pytest
 import yaml
 
-from tests.conftest import logged_models, make_project_copy, mlflow_runs, run_pipeline
+from tests.conftest import (
+    logged_models,
+    make_project_copy,
+    mlflow_runs,
+    project_run,
+    run_pipeline,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -38,7 +44,7 @@ def test_a_scikit_learn_classifier_registered_in_conf_runs_end_to_end(tmp_path, 
     assert row["n_draws"] == 2 and 0.8 < row["accuracy_mean"] <= 1
     assert (project / "data/06_models/pbmvboost/units/logreg_concat.pkl").exists()
     client, runs = mlflow_runs("pbmvboost")
-    run = runs[-1]
+    run = project_run(runs, project)
     assert run.info.status == "FINISHED"
     names = list(logged_models(client, run))
     assert any(n.startswith("LogReg-concat_") for n in names)
