@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -140,6 +141,16 @@ def mlflow_uri(tmp_path_factory):
         os.environ.pop("MLFLOW_TRACKING_URI", None)
     else:
         os.environ["MLFLOW_TRACKING_URI"] = old
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """Close the figures a test made: node functions return open figures, which Kedro's
+    ``MatplotlibDataset`` closes after saving, but a test calling a node directly does not (and
+    pyplot would warn about more than 20 open figures)."""
+    yield
+    if "matplotlib.pyplot" in sys.modules:
+        sys.modules["matplotlib.pyplot"].close("all")
 
 
 #: the raw data each pipeline's smoke run reads
