@@ -84,29 +84,28 @@ def run_pipeline(project: Path, pipeline: str, env: str = "smoke", runtime_param
         return session.run(pipeline_names=[pipeline])
 
 
-def project_run(runs: list, project: Path):
-    """The parent MLflow run, among ``runs`` (one experiment's), of the last ``run_pipeline``
-    of that pipeline in ``project``.
+def project_run(experiment: str, project: Path):
+    """The MLflow client and the parent run of the last ``run_pipeline`` in ``project`` among
+    the runs of ``experiment`` (named after the pipeline) in the test store.
 
     Other tests of the same worker run the same pipeline and env into the session's store, and
     some run other pipelines or partial runs in the same project copy, so "the latest smoke run"
-    is not necessarily this project's."""
-    ids = RUN_IDS.get(Path(project), [])
-    mine = [r for r in runs if r.data.tags.get("kedro.run_id") in ids]
-    assert mine, f"no MLflow run of {project} among {len(runs)} runs"
-    return max(mine, key=lambda r: ids.index(r.data.tags["kedro.run_id"]))
-
-
-def mlflow_runs(experiment: str):
-    """The MLflow client and the runs of ``experiment`` in the test store, oldest first: one
-    parent run per ``kedro run`` (the methods' nested runs: :func:`method_runs`)."""
+    is not necessarily this project's: the run is the one tagged with the project's latest
+    Kedro session id that has a run in ``experiment``. Its methods' nested runs:
+    :func:`method_runs`."""
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient()
     exp = client.get_experiment_by_name(experiment)
     assert exp is not None, f"no MLflow experiment {experiment!r} (named after the pipeline)"
-    runs = client.search_runs([exp.experiment_id], order_by=["attributes.start_time"])
-    return client, [r for r in runs if "mlflow.parentRunId" not in r.data.tags]
+    runs = client.search_runs([exp.experiment_id])
+    by_session = {
+        r.data.tags.get("kedro.run_id"): r for r in runs if "mlflow.parentRunId" not in r.data.tags
+    }
+    for session_id in reversed(RUN_IDS.get(Path(project), [])):
+        if session_id in by_session:
+            return client, by_session[session_id]
+    raise AssertionError(f"no MLflow run of {project} among {len(by_session)} {experiment} runs")
 
 
 def method_runs(client, run) -> dict:

@@ -14,7 +14,6 @@ from tests.conftest import (
     PROJECT_ROOT,
     make_project_copy,
     method_runs,
-    mlflow_runs,
     project_run,
     run_pipeline,
 )
@@ -61,8 +60,7 @@ def test_every_method_runs_on_3sources(benchmark_smoke_project):
 
 
 def test_mlflow_run_has_one_nested_run_per_method(benchmark_smoke_project):
-    client, runs = mlflow_runs("benchmark")
-    run = project_run(runs, benchmark_smoke_project)
+    client, run = project_run("benchmark", benchmark_smoke_project)
     assert run.info.status == "FINISHED"
     assert run.data.params["benchmark.protocol.n_folds"] == "3"
     children = method_runs(client, run)

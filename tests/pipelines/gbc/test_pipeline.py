@@ -17,7 +17,6 @@ from tests.conftest import (
     logged_models,
     make_project_copy,
     method_runs,
-    mlflow_runs,
     project_run,
     run_pipeline,
 )
@@ -81,8 +80,7 @@ def test_catalog_outputs(gbc_smoke_project):
 
 
 def test_mlflow_run_finished_with_params_metrics_artifacts(gbc_smoke_project):
-    client, runs = mlflow_runs("gbc")
-    run = project_run(runs, gbc_smoke_project)
+    client, run = project_run("gbc", gbc_smoke_project)
     assert run.info.status == "FINISHED"
     assert run.data.params["gbc.protocol.n_splits"] == "1"
     assert run.data.params["gbc.methods.GBC.params.n_iter"] == "5"
@@ -104,8 +102,7 @@ def test_mlflow_run_finished_with_params_metrics_artifacts(gbc_smoke_project):
 def test_logged_models_load_and_predict_on_the_pipeline_inputs(gbc_smoke_project):
     """One model per method is logged (skops); it loads back with mlflow.sklearn and predicts
     on the pipeline's own sources and graphs like the catalog's model."""
-    client, runs = mlflow_runs("gbc")
-    run = project_run(runs, gbc_smoke_project)
+    client, run = project_run("gbc", gbc_smoke_project)
     models = list(logged_models(client, run).values())
     by_name = {m.name: m for m in models}
     assert {name.split("_mfeat_")[0] for name in by_name} == METHODS
@@ -150,8 +147,7 @@ def test_dask_backend_gives_the_local_tables(gbc_smoke_project, gbc_dask_project
             local.drop(columns=timing, errors="ignore"),
             remote.drop(columns=timing, errors="ignore"),
         )
-    _, runs = mlflow_runs("gbc")
-    run = project_run(runs, gbc_dask_project)
+    _, run = project_run("gbc", gbc_dask_project)
     assert run.info.status == "FINISHED" and run.data.params["execution.backend"] == "dask"
 
 
@@ -164,8 +160,7 @@ def test_bad_setting_fails_the_run(tmp_path, mlflow_uri):
             env="smoke",
             runtime_params={"gbc": {"protocol": {"settings": ["sparse"]}}},
         )
-    _, runs = mlflow_runs("gbc")
-    run = project_run(runs, project)
+    _, run = project_run("gbc", project)
     assert run.info.status == "FAILED" and "settings" in run.data.tags["error"]
     reports = project / "data" / "08_reporting" / "gbc"
     assert (reports / "graphs.csv").exists()  # the graph stage ran before the failure

@@ -16,7 +16,6 @@ from tests.conftest import (
     logged_models,
     make_project_copy,
     method_runs,
-    mlflow_runs,
     project_run,
     run_pipeline,
 )
@@ -31,11 +30,6 @@ TIMING = list(TIMING_COLUMNS)
 def memd_smoke_project(smoke_project):
     """The project copy after one ``kedro run --pipelines=memd --env=smoke``."""
     return smoke_project("memd")
-
-
-def _smoke_run(project):
-    client, runs = mlflow_runs("memd")
-    return client, project_run(runs, project)
 
 
 def test_catalog_outputs(memd_smoke_project):
@@ -90,7 +84,7 @@ def test_every_catalog_entry_has_a_kedro_viz_layer():
 
 
 def test_mlflow_run_finished_with_metrics_artifacts_and_models(memd_smoke_project):
-    client, run = _smoke_run(memd_smoke_project)
+    client, run = project_run("memd", memd_smoke_project)
     assert run.info.status == "FINISHED"
     assert run.data.params["memd.protocol.gene.n_folds"] == "3"
     methods = method_runs(client, run)
@@ -146,5 +140,5 @@ def test_dask_backend_gives_the_same_tables(memd_smoke_project, memd_dask_projec
     pd.testing.assert_frame_equal(
         table(memd_smoke_project, "curves"), table(memd_dask_project, "curves")
     )
-    _, run = _smoke_run(memd_dask_project)
+    _, run = project_run("memd", memd_dask_project)
     assert run.info.status == "FINISHED" and run.data.params["execution.backend"] == "dask"

@@ -19,7 +19,6 @@ from tests.conftest import (
     logged_models,
     make_project_copy,
     method_runs,
-    mlflow_runs,
     project_run,
     run_pipeline,
 )
@@ -148,15 +147,13 @@ def test_dask_backend_gives_the_same_tables(miml_smoke, miml_smoke_dask):
         remote = pd.read_csv(miml_smoke_dask / "data/07_model_output/miml" / name)
         timing = [c for c in local.columns if c.endswith("_time_s")]
         pd.testing.assert_frame_equal(local.drop(columns=timing), remote.drop(columns=timing))
-    _, runs = mlflow_runs("miml")
-    run = project_run(runs, miml_smoke_dask)
+    _, run = project_run("miml", miml_smoke_dask)
     assert run.info.status == "FINISHED" and run.data.params["execution.backend"] == "dask"
 
 
 def test_mlflow_run_finished_with_metrics_artifacts_and_models(miml_smoke):
     project, _ = miml_smoke
-    client, runs = mlflow_runs("miml")
-    run = project_run(runs, project)
+    client, run = project_run("miml", project)
     assert run.info.status == "FINISHED"
     assert run.data.params["miml.protocol.folds_run"] == "[0, 1]"
     methods = method_runs(client, run)

@@ -16,7 +16,6 @@ from tests.conftest import (
     logged_models,
     make_project_copy,
     method_runs,
-    mlflow_runs,
     project_run,
     run_pipeline,
 )
@@ -82,8 +81,7 @@ def test_catalog_outputs(local_project):
 
 
 def test_mlflow_run_metrics_artifacts_and_models(local_project):
-    client, runs = mlflow_runs("mvfs")
-    run = project_run(runs, local_project)
+    client, run = project_run("mvfs", local_project)
     assert run.info.status == "FINISHED"
     assert run.data.params["mvfs.protocol.n_splits"] == "1"
     assert "mfeat/linear_svm/k10/accuracy" in method_runs(client, run)["ADMM-MVFS"].data.metrics
@@ -140,6 +138,5 @@ def test_dask_backend_gives_the_same_tables(local_project, dask_project):
     pd.testing.assert_frame_equal(local.drop(columns="ranking"), remote.drop(columns="ranking"))
     for a, b in zip(local["ranking"], remote["ranking"], strict=True):
         np.testing.assert_array_equal(a, b)
-    _, runs = mlflow_runs("mvfs")
-    run = project_run(runs, dask_project)
+    _, run = project_run("mvfs", dask_project)
     assert run.info.status == "FINISHED" and run.data.params["execution.backend"] == "dask"

@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 
 from multiview_lab.protocol.unit import TIMING_COLUMNS
-from tests.conftest import make_project_copy, mlflow_runs, project_run, run_pipeline
+from tests.conftest import make_project_copy, project_run, run_pipeline
 
 pytestmark = pytest.mark.slow
 TIMING = list(TIMING_COLUMNS)
@@ -24,7 +24,6 @@ def test_dask_backend_gives_the_local_tables(tmp_path, pbmvboost_smoke_project):
         dask = pd.read_csv(project / "data" / rel)
         drop = [c for c in local.columns if c in TIMING or c.startswith("fit_time")]
         pd.testing.assert_frame_equal(local.drop(columns=drop), dask.drop(columns=drop))
-    _, runs = mlflow_runs("pbmvboost")
-    run = project_run(runs, project)
+    _, run = project_run("pbmvboost", project)
     assert run.info.status == "FINISHED"
     assert run.data.params["execution.backend"] == "dask"

@@ -13,7 +13,6 @@ from tests.conftest import (
     logged_models,
     make_project_copy,
     method_runs,
-    mlflow_runs,
     project_run,
     run_pipeline,
 )
@@ -85,8 +84,7 @@ def test_catalog_outputs(pbmvboost_smoke_project):
 
 
 def test_mlflow_run_finished_with_params_metrics_artifacts_models(pbmvboost_smoke_project):
-    client, runs = mlflow_runs("pbmvboost")
-    run = project_run(runs, pbmvboost_smoke_project)
+    client, run = project_run("pbmvboost", pbmvboost_smoke_project)
     assert run.info.status == "FINISHED"
     assert run.data.params["pbmvboost.protocol.n_draws"] == "2"
     # provenance: runner class, env, pipeline, commit, and a note saying what the run is
@@ -153,8 +151,7 @@ def test_failed_run_is_marked_failed_and_writes_no_report(tmp_path, mlflow_uri):
             env="smoke",
             runtime_params={"pbmvboost": {"protocol": {"n_train": [10**6]}}},
         )
-    _, runs = mlflow_runs("pbmvboost")
-    run = project_run(runs, project)
+    _, run = project_run("pbmvboost", project)
     assert run.info.status == "FAILED"
     assert "n_train" in run.data.tags["error"]
     assert not any((project / "data" / "08_reporting").rglob("*.csv"))

@@ -9,7 +9,6 @@ import yaml
 from tests.conftest import (
     logged_models,
     make_project_copy,
-    mlflow_runs,
     project_run,
     run_pipeline,
 )
@@ -43,8 +42,7 @@ def test_a_scikit_learn_classifier_registered_in_conf_runs_end_to_end(tmp_path, 
     row = table[(table["method"] == "LogReg-concat") & (table["dataset"] == "MNIST1")].iloc[0]
     assert row["n_draws"] == 2 and 0.8 < row["accuracy_mean"] <= 1
     assert (project / "data/06_models/pbmvboost/units/logreg_concat.pkl").exists()
-    client, runs = mlflow_runs("pbmvboost")
-    run = project_run(runs, project)
+    client, run = project_run("pbmvboost", project)
     assert run.info.status == "FINISHED"
     names = list(logged_models(client, run))
     assert any(n.startswith("LogReg-concat_") for n in names)

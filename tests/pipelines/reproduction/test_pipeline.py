@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from multiview_lab.reproduction.claims import NOT_RUN, PASSING, VERDICTS
-from tests.conftest import PROJECT_ROOT, make_project_copy, mlflow_runs, project_run, run_pipeline
+from tests.conftest import PROJECT_ROOT, make_project_copy, project_run, run_pipeline
 
 pytestmark = pytest.mark.slow
 
@@ -86,8 +86,7 @@ def test_absent_results_are_not_run_and_never_shown_as_a_pass(table1_project):
 
 
 def test_report_logged_to_mlflow(table1_project):
-    client, runs = mlflow_runs("reproduction")
-    run = project_run(runs, table1_project)
+    client, run = project_run("reproduction", table1_project)
     assert run.info.status == "FINISHED"
     assert run.data.metrics["pbmvboost/reproduced"] >= 40
     assert run.data.metrics["all/not_run"] >= 1
