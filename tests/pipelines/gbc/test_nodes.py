@@ -265,6 +265,22 @@ def test_methods_by_dataset_and_graph_option(datasets):
         parse_methods({"bad": {"baseline": "svm"}}, GBCTask.method_options)
 
 
+def test_n_splits_option_runs_a_method_on_the_first_splits_only(datasets):
+    splits = make_splits(datasets, {**PROTOCOL, "n_splits": 3, "train_pcts": [60]})
+    methods = {"GBC-lambda0": METHODS["GBC-lambda0"], "SVM": {**METHODS["SVM"], "n_splits": 2}}
+    out = _run(datasets, splits, methods)
+    runs = out.results.groupby("method")["split"].agg(lambda s: sorted(set(s))).to_dict()
+    assert runs == {"GBC-lambda0": [0, 1, 2], "SVM": [0, 1]}
+    # on the splits both ran, SVM's rows are the ones it gets when it runs on every split
+    alone = _run(datasets, splits, {"SVM": METHODS["SVM"]}).results
+    ours = out.results[out.results["method"] == "SVM"].set_index(["dataset", "setting", "split"])
+    ref = alone.set_index(["dataset", "setting", "split"]).loc[ours.index]
+    np.testing.assert_array_equal(ours["error"], ref["error"])
+    for bad in (0, 1.5, True):
+        with pytest.raises(ValueError, match="'SVM': n_splits must be a positive integer"):
+            _run(datasets, splits, {"SVM": {**METHODS["SVM"], "n_splits": bad}})
+
+
 def test_weight_trajectories_sum_to_one_and_are_summarised(evaluated):
     _, out = evaluated
     weights = out[1].extras["weights"]

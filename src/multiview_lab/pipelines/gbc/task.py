@@ -8,8 +8,11 @@ sources it keeps (``source_idx``). Every instance takes part in the fit (transdu
 error is counted on the ``test`` rows.
 
 Method options (besides ``estimator``, ``params``, ``tune``): ``graphs: false`` (the method
-gets no graph) and ``trajectory: true`` (the source and graph weights over the iterations,
-averaged over the one-vs-rest models, become rows of the extra table ``weights``).
+gets no graph), ``trajectory: true`` (the source and graph weights over the iterations,
+averaged over the one-vs-rest models, become rows of the extra table ``weights``) and
+``n_splits: k`` (the method runs on splits 0 … k−1 of each training size only: a costly
+baseline on fewer repetitions than the protocol's ``n_splits``; claims pair it with the other
+methods on those splits).
 """
 
 from __future__ import annotations
@@ -67,15 +70,26 @@ class GBCTask(TransductiveTask):
 
     methods_by_dataset: dict[str, list[str]] = field(default_factory=dict)
     trajectories: bool = True
-    method_options = ("graphs", "trajectory")
+    method_options = ("graphs", "trajectory", "n_splits")
     # the options that change a fit (a grid point's inner-CV score): ``trajectory`` only adds
-    # a table, so GBC's CV points are shared with the variants' (multiview_lab.protocol.tuning)
+    # a table and ``n_splits`` selects units, so GBC's CV points are shared with the variants'
+    # (multiview_lab.protocol.tuning)
     fit_options = ("graphs",)
     info_attributes = {"lambda0": "lambda0", "lambda1": "lambda1", "n_iter_": "n_iter"}
 
     def applies(self, method, split) -> bool:
         only = self.methods_by_dataset.get(split["dataset"])
-        return only is None or method.name in only
+        if only is not None and method.name not in only:
+            return False
+        n_splits = method.option("n_splits")
+        if n_splits is None:
+            return True
+        if isinstance(n_splits, bool) or not isinstance(n_splits, int) or n_splits < 1:
+            raise ValueError(
+                f"method {method.name!r}: n_splits must be a positive integer (the method runs "
+                f"on splits 0 .. n_splits-1 of each training size); got {n_splits!r}."
+            )
+        return int(split.get("split", 0)) < n_splits
 
     def fit_args(self, data, split, method) -> tuple:
         sources, _ = split_sources(data, split)
