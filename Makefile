@@ -34,7 +34,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks notebooks
 	$(BIN)/ruff format --check src tests benchmarks
 
 ## Browse the pipelines' DAG in kedro-viz on http://$(HOST):$(VIZ_PORT)
