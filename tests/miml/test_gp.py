@@ -554,6 +554,38 @@ def test_nystrom_and_delta_selection_run_and_are_seeded():
     del med
 
 
+def test_delta_cv_with_one_label_ranks_the_bags_and_ignores_the_grid_order():
+    """With one label the example-based AP is 1 - 0 for every bag (a bag has the label or not),
+    so a CV scored by it ties at every delta and takes the first of the grid (20 Newsgroups:
+    0.25 x the median, accuracy .55 against .84 at 30 x). The bags' ranking separates a
+    near-diagonal kernel (delta = 0.01 x the median) from a sensible one, whatever the order."""
+    rng = np.random.default_rng(3)
+    bags, y = [], []
+    for i in range(40):
+        inst = rng.normal(size=(rng.integers(2, 6), 2))
+        if i % 2:
+            inst[0] = rng.normal(loc=2.5, scale=0.5, size=2)  # the positive instance
+        bags.append(inst)
+        y.append(i % 2)
+    kw = dict(delta="cv", max_em=15, eps=1e-3, random_state=0)
+    a = MIMLGPClassifier(delta_grid=(0.01, 1.0), **kw).fit(bags, y)
+    b = MIMLGPClassifier(delta_grid=(1.0, 0.01), **kw).fit(bags, y)
+    assert a.cv_results_["ap_over"] == "bags"
+    small, sensible = a.cv_results_["one_minus_ap"]
+    assert sensible < small - 0.1, a.cv_results_
+    assert np.argmin(a.cv_results_["one_minus_ap"]) == 1
+    assert np.argmin(b.cv_results_["one_minus_ap"]) == 0
+    assert a.delta_ == pytest.approx(b.delta_)  # 1 x the same median
+
+
+def test_delta_cv_with_several_labels_scores_the_papers_example_based_ap():
+    bags, Y = _toy(n=30, Q=2, seed=21)
+    est = MIMLGPClassifier(delta="cv", delta_grid=(0.5, 2.0), max_em=10, eps=1e-3, random_state=0)
+    est.fit(bags, Y)
+    assert est.cv_results_["ap_over"] == "labels"
+    assert np.all(np.isfinite(est.cv_results_["one_minus_ap"]))
+
+
 # ---------------------------------------------------------------------------------- bad input
 @pytest.mark.parametrize(
     ("bags", "Y", "match"),

@@ -565,7 +565,9 @@ class MIMLGPClassifier(BagClassifierMixin, BaseEstimator):
     delta : float, "median" or "cv", default="cv"
         Gaussian kernel width. ``"median"``: the median pairwise training-instance distance;
         ``"cv"``: 2-fold cross-validation over ``delta_grid`` times that median, scored by
-        1 - average precision (paper Sect. 4: parameters by 2-fold CV on the training part).
+        1 - average precision (paper Sect. 4: parameters by 2-fold CV on the training part):
+        the paper's example-based AP with several labels, the label's AP over the test bags
+        with one (the example-based AP is undefined for a single label; see ``cv_results_``).
     delta_grid : sequence of float, default=(0.25, 0.5, 1, 2, 4)
         Multiples of the median distance tried when ``delta="cv"`` (MIML-GP spec Sect. 6.2).
     m_step_norm : {"bags", "instances", "rank"}, default="bags"
@@ -681,6 +683,11 @@ class MIMLGPClassifier(BagClassifierMixin, BaseEstimator):
         ``em_stop="evidence"``, the cap ``max_em``, or a non-finite ``K^f``.
     threshold_ : ndarray of shape (Q,)
         Decision threshold of every label (see ``threshold``).
+    cv_results_ : dict
+        Only with ``delta="cv"`` and the RBF kernel: ``delta_multiple`` (the grid),
+        ``one_minus_ap`` (its mean 2-fold CV score; inf when no fold could be scored) and
+        ``ap_over`` (``"labels"``: each bag's labels ranked, the paper's measure; ``"bags"``:
+        with one label, the test bags ranked).
     log_marginal_likelihood_ : float
         Laplace evidence (spec (M5)) at the final ``K^f``.
     classes_ : ndarray
@@ -1002,10 +1009,18 @@ class MIMLGPClassifier(BagClassifierMixin, BaseEstimator):
         self._memory_error(need, what, n, Q, alt)
 
     def _select_delta(self, X, offsets, Ypm, med, rng) -> float:
-        """2-fold CV over ``delta_grid x median`` by 1 - average precision (paper Sect. 4)."""
+        """2-fold CV over ``delta_grid x median`` by 1 - average precision (paper Sect. 4).
+
+        With several labels the AP is the paper's example-based one (each bag's labels ranked,
+        :func:`~multiview_lab.miml.metrics.one_minus_average_precision`). With one label (a
+        multi-instance task) that AP is undefined for every bag (a bag has the label or not),
+        so every ``delta`` would score 0 and the first of the grid would win; the AP of the
+        label over the test bags ranked by their score is used instead."""
+        from sklearn.metrics import average_precision_score
+
         from multiview_lab.miml.metrics import one_minus_average_precision
 
-        n = offsets.size - 1
+        n, Q = Ypm.shape
         bags = [X[offsets[i] : offsets[i + 1]] for i in range(n)]
         folds = list(KFold(2, shuffle=True, random_state=rng.randint(2**31)).split(np.arange(n)))
         results = []
@@ -1014,16 +1029,23 @@ class MIMLGPClassifier(BagClassifierMixin, BaseEstimator):
             for tr, te in folds:
                 if not np.all(np.any(Ypm[tr] > 0, axis=0) & np.any(Ypm[tr] < 0, axis=0)):
                     continue  # a label without a positive (or a negative) training bag
+                if Q == 1 and np.unique(Ypm[te]).size < 2:
+                    continue  # the test bags' ranking needs a positive and a negative bag
                 est = clone(self).set_params(delta=float(mult) * med, n_mc=min(self.n_mc, 500))
                 est.fit([bags[i] for i in tr], Ypm[tr])
-                scores.append(
-                    one_minus_average_precision(
-                        Ypm[te] > 0, est.decision_function([bags[i] for i in te])
-                    )
-                )
+                score = est.decision_function([bags[i] for i in te])
+                if Q == 1:
+                    ap = average_precision_score(Ypm[te, 0] > 0, np.ravel(score))
+                    scores.append(1.0 - ap)
+                else:
+                    scores.append(one_minus_average_precision(Ypm[te] > 0, score))
             results.append(float(np.mean(scores)) if scores else np.inf)
             logger.info("delta = %.3g x median: 1 - AP = %.4f", mult, results[-1])
-        self.cv_results_ = {"delta_multiple": list(self.delta_grid), "one_minus_ap": results}
+        self.cv_results_ = {
+            "delta_multiple": list(self.delta_grid),
+            "one_minus_ap": results,
+            "ap_over": "bags" if Q == 1 else "labels",
+        }
         return float(self.delta_grid[int(np.argmin(results))]) * med
 
     def _fit_em(self, X, offsets, Ypm, Kf, rng):
