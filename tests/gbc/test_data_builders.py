@@ -5,6 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from scipy.spatial.distance import pdist, squareform
 
 from multiview_lab.data.mfeat import load_mfeat
 from multiview_lab.data.terrorist import load_terrorist, load_terrorist_graphs
@@ -65,6 +66,35 @@ def test_mfeat_graphs(mfeat):
     )
     assert 0.62 < clean < 0.72  # spec §5.2: the clean mor graph links same-label digits on 67 %
     assert 0.45 < noisy < 0.55  # σ_n ≈ 0.2 gives ≈ 0.5 (calibrate_graph_noise)
+
+
+def _nearest_by_index_order(X, k):
+    """Each row's k nearest others on standardised features, ties to the lower index."""
+    Z = (X - X.mean(axis=0)) / X.std(axis=0)
+    n = len(Z)
+    D = squareform(pdist(Z, "sqeuclidean"))
+    np.fill_diagonal(D, np.inf)
+    index = np.broadcast_to(np.arange(n), D.shape)
+    nearest = np.lexsort((index, D), axis=1)[:, :k]  # by distance, then by index
+    A = np.zeros((n, n), dtype=bool)
+    A[np.repeat(np.arange(n), k), nearest.ravel()] = True
+    return A | A.T
+
+
+def test_knn_graph_breaks_ties_at_the_kth_neighbour_by_the_lower_index():
+    # integer features on a 3 x 3 grid: many instances tie at their 3rd neighbour, where a
+    # selection (np.argpartition) picks among the tied ones by its SIMD path, i.e. by the CPU
+    X = np.random.default_rng(0).integers(0, 3, (20, 2)).astype(float)
+    G = knn_similarity_graph(X, k=3)
+    np.testing.assert_array_equal(G.toarray() != 0, _nearest_by_index_order(X, 3))
+
+
+def test_mfeat_graph_is_a_function_of_the_features(mfeat):
+    views, _ = mfeat
+    X = np.asarray(views["mor"], dtype=np.float64)
+    assert len(np.unique(X, axis=0)) < len(X)  # duplicated digits: ties are real here
+    G = knn_similarity_graph(X, k=10)
+    np.testing.assert_array_equal(G.toarray() != 0, _nearest_by_index_order(X, 10))
 
 
 def test_terrorist_loader_and_graphs(terrorist):
