@@ -89,6 +89,24 @@ def test_figures_of_a_pipeline_that_never_ran_are_named_not_shown_as_broken_imag
     assert "Figures: Figure 5 (not produced here" in md
 
 
+def test_a_figure_the_latest_run_did_not_write_is_named_missing_not_linked(tmp_path):
+    # a partial run (e.g. --to-outputs of some tables) leaves some of a paper's figures unwritten
+    (tmp_path / "p" / "figures").mkdir(parents=True)
+    (tmp_path / "p" / "figures" / "f2.png").write_bytes(b"png")
+    verdicts = _verdicts(paper=["p1"], claim=["c"])
+    papers = {"p1": {"pipeline": "p",
+                     "figures": {"Figure 2": "p/figures/f2.png", "Figure 3": "p/f3.png"}}}  # fmt: skip
+    info = {"p.run_info": {"env": "paper", "git_commit": "abc", "finished_at": "now"}}
+    md, page = write_report(verdicts, papers, None, figures_dir=str(tmp_path), **info)
+    assert '<img src="../p/figures/f2.png"' in page and "[Figure 2](../p/figures/f2.png)" in md
+    assert "p/f3.png" not in page and "p/f3.png" not in md
+    assert "Figure 3 (not written by the pipeline&#x27;s latest run)" in page
+    assert "Figure 3 (not written by the pipeline's latest run)" in md
+    # without a folder to look in, every figure is linked (the earlier behaviour)
+    md, page = write_report(verdicts, papers, None, **info)
+    assert '<img src="../p/f3.png"' in page
+
+
 def test_the_env_column_names_a_pipeline_that_never_ran_not_run_and_unrecorded_runs_unknown():
     """A paper whose pipeline left no results and no run record shows "not run" as its env;
     results without a run record are "unknown"; a recorded run names its env."""

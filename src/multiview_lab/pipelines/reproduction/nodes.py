@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import logging
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -139,6 +140,7 @@ def verdict_metrics(verdicts: pd.DataFrame) -> dict[str, float]:
 
 
 NO_FIGURES = "the pipeline has not run in this project"
+MISSING_FIGURE = "not written by the pipeline's latest run"
 
 
 def _provenance(info: Mapping[str, Any] | None, notes: Mapping[str, str] | None = None) -> str:
@@ -208,12 +210,19 @@ def write_report(
     verdicts: pd.DataFrame,
     papers: Mapping[str, Any],
     costs: pd.DataFrame | None = None,
+    figures_dir: str | None = None,
     **infos: Any,
 ) -> tuple[str, str]:
     """The report as Markdown and as a standalone HTML page: per paper, where its results came
     from and what they cost (:func:`measure_costs`), then its claims (paper's value, ours,
-    verdict, detail) and links to its figures."""
+    verdict, detail) and links to its figures.
+
+    ``figures_dir`` is the folder the figures' paths are relative to (the reporting layer, of
+    which the report's own folder is a child). When given, a figure whose file is not there (a
+    partial run, or a pipeline whose run stopped before its figures) is named as missing
+    instead of being linked as a broken image; ``None`` links every figure."""
     infos = {k.removesuffix(".run_info"): v for k, v in infos.items()}
+    exists = _figure_check(figures_dir)
     text = [c for c in verdicts.columns if c != "n"]  # empty cells come back from CSV as NaN
     verdicts = verdicts.assign(
         **{c: verdicts[c].map(lambda x: "" if pd.isna(x) else str(x)) for c in text}
@@ -259,8 +268,24 @@ def write_report(
         if figures and not infos.get(spec.get("pipeline")):
             md += ["", f"Figures: {', '.join(figures)} (not produced here: {NO_FIGURES})."]
         elif figures:
-            md += ["", "Figures: " + ", ".join(f"[{k}](../{v})" for k, v in figures.items())]
-    return "\n".join(md) + "\n", _html(verdicts, papers, infos, costs)
+            md += [
+                "",
+                "Figures: "
+                + ", ".join(
+                    f"[{k}](../{v})" if exists(v) else f"{k} ({MISSING_FIGURE})"
+                    for k, v in figures.items()
+                ),
+            ]
+    return "\n".join(md) + "\n", _html(verdicts, papers, infos, costs, exists)
+
+
+def _figure_check(figures_dir: str | None):
+    """``path -> bool``: whether a figure's file exists under ``figures_dir`` (always True
+    when it is None)."""
+    if figures_dir is None:
+        return lambda path: True
+    root = Path(figures_dir)
+    return lambda path: (root / path).is_file()
 
 
 def _html(
@@ -268,6 +293,7 @@ def _html(
     papers: Mapping[str, Any],
     infos: Mapping[str, Any],
     costs: pd.DataFrame | None = None,
+    exists=lambda path: True,
 ) -> str:
     esc = html.escape
 
@@ -338,8 +364,15 @@ def _html(
                 f"{esc(NO_FIGURES)}).</p>"
             )
         elif figures:
-            body.append('<div class="figures">')
-            for caption, path in figures.items():
+            missing = [caption for caption, path in figures.items() if not exists(path)]
+            if missing:
+                body.append(
+                    f'<p class="nofig">Figures: {esc(", ".join(missing))} '
+                    f"({esc(MISSING_FIGURE)}).</p>"
+                )
+            present = {caption: path for caption, path in figures.items() if exists(path)}
+            body.append('<div class="figures">' if present else "<div>")
+            for caption, path in present.items():
                 src = esc(f"../{path}")
                 body.append(
                     f'<figure><a href="{src}"><img src="{src}" alt="{esc(caption)}"></a>'

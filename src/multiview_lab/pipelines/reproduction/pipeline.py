@@ -65,7 +65,13 @@ def create_pipeline(**kwargs) -> Pipeline:
             ),
             Node(
                 write_report,
-                {"verdicts": "verdicts", "papers": "params:papers", "costs": "costs", **infos},
+                {
+                    "verdicts": "verdicts",
+                    "papers": "params:papers",
+                    "costs": "costs",
+                    "figures_dir": "params:figures_dir",
+                    **infos,
+                },
                 ["report_md", "report_html"],
                 name="write_report",
             ),
