@@ -306,3 +306,7 @@ def test_the_header_commit_is_refused_when_the_code_has_uncommitted_changes(
         archive_cache(cache, target.with_name("b.jsonl"))
     assert not target.with_name("b.jsonl").exists()
     assert archive_cache(cache, target.with_name("b.jsonl"), commit=head)["added"] == 0
+    # the abbreviated hash (as in the files' names) is the same commit: the file takes it
+    assert archive_cache(cache, target, commit=head[:7])["added"] == 0
+    with pytest.raises(ArchiveError, match="archive them to a new file"):
+        archive_cache(cache, target, commit="0" * 40)

@@ -309,6 +309,13 @@ def _git_commit(folder: Path) -> str | None:
     return commit
 
 
+def _full_commit(folder: Path, commit: str) -> str:
+    """``commit`` as the full hash when ``folder``'s repository knows it (an abbreviation such
+    as the 7 characters of an archive file's name), else as given."""
+    full = _git(folder, "rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}")
+    return full.strip() if full and full.strip() else commit
+
+
 def archive_cache(
     cache_dir: str | os.PathLike,
     target: str | os.PathLike,
@@ -337,7 +344,7 @@ def archive_cache(
         raise ArchiveError(f"{cache_dir}: no such unit cache folder.")
     import joblib
 
-    commit = commit or _git_commit(cache_dir)
+    commit = _full_commit(cache_dir, commit) if commit else _git_commit(cache_dir)
     old = target.read_text(encoding="utf-8").splitlines() if target.exists() else []
     if old:
         header = json.loads(old[0])
