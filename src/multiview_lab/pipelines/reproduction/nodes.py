@@ -364,14 +364,14 @@ def _html(
                 f"{esc(NO_FIGURES)}).</p>"
             )
         elif figures:
-            missing = [caption for caption, path in figures.items() if not exists(path)]
+            present = {caption: path for caption, path in figures.items() if exists(path)}
+            missing = [caption for caption in figures if caption not in present]
             if missing:
                 body.append(
                     f'<p class="nofig">Figures: {esc(", ".join(missing))} '
                     f"({esc(MISSING_FIGURE)}).</p>"
                 )
-            present = {caption: path for caption, path in figures.items() if exists(path)}
-            body.append('<div class="figures">' if present else "<div>")
+            body.append('<div class="figures">')
             for caption, path in present.items():
                 src = esc(f"../{path}")
                 body.append(
