@@ -17,6 +17,7 @@ from multiview_lab.pipelines.miml.report import (
     plot_figure3,
     plot_label_covariance,
     summarise_corel,
+    table4,
 )
 from tests.pipelines.miml.conftest import FIGURE3, NAMES, PROTOCOL
 
@@ -192,3 +193,29 @@ def test_figure3_study_needs_a_fit_of_every_method():
     results, fits = _figure3_inputs()
     with pytest.raises(ValueError, match=r"\['half'\] kept no F_sum"):
         figure3_study(results, fits[fits["method"] != "half"], FIGURE3)
+
+
+def test_table4_summarises_both_timing_studies_and_names_a_skipped_one():
+    reporting = {
+        "group_by": ["dataset", "method"],
+        "metrics": ["fit_cpu_s", "score_cpu_s"],
+        "repeat_key": "fold",
+        "digits": 2,
+    }
+    scene = pd.DataFrame(
+        {
+            "dataset": "scene",
+            "fold": [0, 1, 0, 1],
+            "method": ["A", "A", "B", "B"],
+            "fit_cpu_s": [1.0, 3.0, 0.5, 0.5],
+            "score_cpu_s": [0.1, 0.1, 0.2, 0.4],
+        }
+    )
+    empty = pd.DataFrame(columns=["dataset", "method", "fit_cpu_s", "score_cpu_s"])
+    summary, md = table4(scene, empty, reporting)
+    assert summary["method"].tolist() == ["A", "B"]
+    np.testing.assert_allclose(summary["fit_cpu_s_mean"], [2.0, 0.5])
+    np.testing.assert_allclose(summary["score_cpu_s_mean"], [0.1, 0.3])
+    assert "| scene | A | 2.00 ± 1.41 |" in md
+    summary, md = table4(empty, empty, reporting)
+    assert summary.empty and md.startswith("No timing study ran")

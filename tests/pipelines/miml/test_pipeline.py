@@ -199,3 +199,23 @@ def test_mlflow_run_finished_with_metrics_artifacts_and_models(miml_smoke):
         scores = evaluate_miml(loaded, bags, Y)
         for metric in METRICS:
             assert scores[metric] == pytest.approx(row[metric], abs=1e-12), (method, metric)
+
+
+def test_table4_timing_study(miml_smoke):
+    """Table 4: every scene and Reuters method timed on fold 0 (the smoke env's n_splits: 1),
+    after its study's training (the node reads the study's results), CPU and wall seconds."""
+    from multiview_lab.pipelines.miml.pipeline import create_pipeline
+
+    nodes = {n.name: n for n in create_pipeline().nodes}
+    assert "miml.results" in nodes["miml.time_timing"].inputs
+    assert "miml.reuters_results" in nodes["miml.time_reuters_timing"].inputs
+    project, _ = miml_smoke
+    out = project / "data"
+    for name, dataset in (("timing.csv", "scene"), ("reuters_timing.csv", "reuters")):
+        timing = pd.read_csv(out / "07_model_output/miml" / name)
+        assert timing["method"].tolist() == SCENE_METHODS
+        assert set(timing["dataset"]) == {dataset} and set(timing["fold"]) == {0}
+        assert (timing[["fit_cpu_s", "fit_time_s", "score_cpu_s", "score_time_s"]] > 0).all().all()
+    md = (out / "08_reporting/miml/table4.md").read_text()
+    assert "| dataset | method | training (CPU s) | testing (CPU s)" in md
+    assert md.count("| scene |") == 6 and md.count("| reuters |") == 6

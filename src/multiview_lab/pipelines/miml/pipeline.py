@@ -1,6 +1,7 @@
 """The ``miml`` pipeline: raw data -> splits -> the training stage of each study (scene, COREL,
-Figure 3, Reuters text, 20 Newsgroups MI) -> shared reporting, COREL, Reuters and 20 Newsgroups
-tables, Figure 3 study and the label-covariance heat map (namespace ``miml``)."""
+Figure 3, Reuters text, 20 Newsgroups MI) -> the timing study of scene and Reuters (Table 4) ->
+shared reporting, COREL, Reuters and 20 Newsgroups tables, Table 4, Figure 3 study and the
+label-covariance heat map (namespace ``miml``)."""
 
 from kedro.pipeline import Node, Pipeline
 
@@ -22,6 +23,7 @@ from multiview_lab.pipelines.miml.report import (
     newsgroups_report,
     plot_figure3,
     plot_label_covariance,
+    table4,
 )
 from multiview_lab.pipelines.miml.task import (
     make_corel_task,
@@ -110,6 +112,20 @@ def create_pipeline(**kwargs) -> Pipeline:
     corel = _study("corel", make_corel_task)
     figure3 = _study("figure3", make_figure3_task, datasets="scene", extras=["figure3_fits"])
     reuters = _study("reuters", make_reuters_task)
+    # Table 4: every method of scene and Reuters timed one after another in one process
+    timing = training.create_timing_pipeline(
+        "miml", make_scene_task, datasets="scene", splits="scene_splits"
+    ) + training.create_timing_pipeline(
+        "miml",
+        make_reuters_task,
+        datasets="reuters",
+        splits="reuters_splits",
+        registry="reuters.methods",
+        protocol="reuters",
+        timing="reuters.timing",
+        results="reuters_results",
+        output="reuters_timing",
+    )
     newsgroups = _study("newsgroups", make_newsgroups_task)
     report = Pipeline(
         [
@@ -152,6 +168,12 @@ def create_pipeline(**kwargs) -> Pipeline:
             ),
             Node(plot_figure3, ["figure3_study", "params:figure3"], "figure3", name="plot_figure3"),
             Node(
+                table4,
+                ["timing", "reuters_timing", "params:table4"],
+                ["table4_summary", "table4_md"],
+                name="table4",
+            ),
+            Node(
                 plot_label_covariance,
                 ["label_covariances", "scene", "params:heatmap"],
                 "label_covariance_heatmap",
@@ -161,6 +183,6 @@ def create_pipeline(**kwargs) -> Pipeline:
         namespace="miml",
     )
     return (
-        data + scene + corel + figure3 + reuters + newsgroups + report
+        data + scene + corel + figure3 + reuters + newsgroups + timing + report
         + reporting.create_pipeline(namespace="miml", figures=True)
     )  # fmt: skip

@@ -3,8 +3,15 @@
 from multiview_lab.pipelines.training.pipeline import (
     conf_values,
     create_pipeline,
+    create_timing_pipeline,
     method_slug,
     registered_methods,
 )
 
-__all__ = ["conf_values", "create_pipeline", "method_slug", "registered_methods"]
+__all__ = [
+    "conf_values",
+    "create_pipeline",
+    "create_timing_pipeline",
+    "method_slug",
+    "registered_methods",
+]

@@ -15,6 +15,7 @@ from multiview_lab.protocol import run_experiment
 from multiview_lab.protocol.registry import is_enabled
 from multiview_lab.protocol.sharing import apply_protocol_sharing
 from multiview_lab.protocol.splits import key_columns
+from multiview_lab.protocol.timing import TIMING_STUDY_COLUMNS, time_methods
 
 logger = logging.getLogger(__name__)
 
@@ -101,4 +102,47 @@ def _in_unit_order(frame: pd.DataFrame, position: pd.DataFrame) -> pd.DataFrame:
         .sort_values("_position", kind="stable")
         .drop(columns="_position")
         .reset_index(drop=True)
+    )
+
+
+def time_stage(
+    datasets: Mapping[str, Any],
+    splits: pd.DataFrame,
+    methods: Mapping[str, Any],
+    protocol: Mapping[str, Any],
+    timing: Mapping[str, Any] | None,
+    execution: Mapping[str, Any],
+    results: pd.DataFrame,
+    *,
+    pipeline: str,
+    make_task: Callable[[Mapping[str, Any]], Any],
+) -> pd.DataFrame:
+    """The stage's timing study (:func:`multiview_lab.protocol.timing.time_methods`).
+
+    ``timing`` holds ``n_splits`` (default 1) and ``methods`` (default: every enabled one);
+    BLAS threads follow ``execution.blas_threads``. ``results`` (the stage's collected results)
+    is read only so that the study runs after the stage's training: its fits then do not share
+    the cores with the stage's own workers. ``n_splits: 0`` skips the study: a table with the
+    columns and no row.
+    """
+    timing = dict(timing or {})
+    n_splits = int(timing.get("n_splits", 1))
+    if n_splits == 0:
+        logger.info("%s: timing study skipped (n_splits: 0).", pipeline)
+        return pd.DataFrame(columns=["dataset", "method", *TIMING_STUDY_COLUMNS])
+    unknown = sorted(set(timing) - {"n_splits", "methods"})
+    if unknown:
+        raise ValueError(
+            f"{pipeline}: unknown timing key(s) {unknown}; allowed: ['methods', 'n_splits']."
+        )
+    logger.debug("%s: timing after %d result rows.", pipeline, len(results))
+    return time_methods(
+        make_task(protocol),
+        datasets,
+        splits,
+        methods,
+        n_splits=n_splits,
+        only=timing.get("methods"),
+        blas_threads=(execution or {}).get("blas_threads", 1),
+        label=f"{pipeline} timing",
     )

@@ -22,7 +22,7 @@ from pathlib import Path
 import yaml
 from kedro.pipeline import Node, Pipeline
 
-from multiview_lab.pipelines.training.nodes import collect_units, train_method
+from multiview_lab.pipelines.training.nodes import collect_units, time_stage, train_method
 
 _RESERVED = {"results", "models", "splits", "summary", "metrics", "figures", "task"}
 
@@ -169,3 +169,49 @@ def create_pipeline(
         )
     )
     return Pipeline(nodes)
+
+
+def create_timing_pipeline(
+    pipeline: str,
+    make_task: Callable,
+    *,
+    datasets: str = "datasets",
+    splits: str = "splits",
+    registry: str = "methods",
+    protocol: str = "protocol",
+    timing: str = "timing",
+    results: str = "results",
+    output: str = "timing",
+) -> Pipeline:
+    """The timing study of one stage: one node, ``<pipeline>.time_<output>``.
+
+    It fits and scores every method of ``<pipeline>.<registry>`` one after another on the first
+    ``n_splits`` splits (parameters ``<pipeline>.<timing>``; see
+    :func:`multiview_lab.pipelines.training.nodes.time_stage`) after the stage's training
+    (``<pipeline>.<results>``), and writes ``<pipeline>.<output>``: CPU and wall seconds of
+    each fit and scoring under the same conditions, for a paper's timing table.
+    """
+    ns = lambda name: f"{pipeline}.{name}"  # noqa: E731
+    func = functools.update_wrapper(
+        functools.partial(time_stage, pipeline=pipeline, make_task=make_task), time_stage
+    )
+    return Pipeline(
+        [
+            Node(
+                func,
+                [
+                    ns(datasets),
+                    ns(splits),
+                    f"params:{ns(registry)}",
+                    f"params:{ns(protocol)}",
+                    f"params:{ns(timing)}",
+                    "params:execution",
+                    ns(results),
+                ],
+                ns(output),
+                name=f"time_{output}",
+                namespace=pipeline,
+                tags=["timing"],
+            )
+        ]
+    )
