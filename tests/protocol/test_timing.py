@@ -136,3 +136,12 @@ def test_stage_node_skips_with_zero_splits_and_names_unknown_keys(data, split_ta
     assert skipped.empty and {"dataset", "method", *TIMING_STUDY_COLUMNS} <= set(skipped.columns)
     with pytest.raises(ValueError, match=r"unknown timing key\(s\) \['repeats'\]"):
         _stage(data, split_table, {"repeats": 3})
+
+
+def test_time_left_costs_each_remaining_fit_at_its_methods_mean():
+    from multiview_lab.protocol.registry import Method
+    from multiview_lab.protocol.timing import _left
+
+    slow, fast, new = (Method(n, "ConcatViews") for n in ("slow", "fast", "new"))
+    todo = [({}, slow), ({}, fast), ({}, new)]
+    assert _left(todo, {"slow": [10.0, 30.0], "fast": [1.0]}, per_item=5.0) == 20 + 1 + 5

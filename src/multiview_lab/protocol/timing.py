@@ -134,7 +134,8 @@ def time_methods(
         len(chosen),
         blas_threads or "default",
     )
-    rows = []
+    rows: list[dict[str, Any]] = []
+    spent: dict[str, list[float]] = {}  # method -> wall seconds of its fits and scorings so far
     start = time.perf_counter()
     for i, (split, method) in enumerate(plan):
         data = datasets[split["dataset"]]
@@ -157,6 +158,7 @@ def time_methods(
                 "load_1min": load,
             }
         )
+        spent.setdefault(method.name, []).append(fit_wall + score_wall)
         elapsed = time.perf_counter() - start
         logger.info(
             "%s: %s on %s: fit %.1f CPU s, scoring %.2f CPU s (%d/%d, %.1f min, ~%.1f min left).",
@@ -168,6 +170,14 @@ def time_methods(
             i + 1,
             len(plan),
             elapsed / 60,
-            elapsed / (i + 1) * (len(plan) - i - 1) / 60,
+            _left(plan[i + 1 :], spent, elapsed / (i + 1)) / 60,
         )
     return pd.DataFrame(rows)
+
+
+def _left(todo, spent: Mapping[str, list[float]], per_item: float) -> float:
+    """Seconds left: each remaining (split, method) at its method's mean so far (the methods'
+    costs differ by orders of magnitude), a method not timed yet at the mean of every item."""
+    return sum(
+        sum(spent[m.name]) / len(spent[m.name]) if m.name in spent else per_item for _, m in todo
+    )
