@@ -211,11 +211,18 @@ def test_table4_summarises_both_timing_studies_and_names_a_skipped_one():
             "score_cpu_s": [0.1, 0.1, 0.2, 0.4],
         }
     )
+    reporting["figures"] = [
+        {"name": "table4", "kind": "bar", "x": "dataset", "y": ["fit_cpu_s", "score_cpu_s"]}
+    ]
     empty = pd.DataFrame(columns=["dataset", "method", "fit_cpu_s", "score_cpu_s"])
-    summary, md = table4(scene, empty, reporting)
+    summary, md, fig = table4(scene, empty, reporting)
     assert summary["method"].tolist() == ["A", "B"]
     np.testing.assert_allclose(summary["fit_cpu_s_mean"], [2.0, 0.5])
     np.testing.assert_allclose(summary["score_cpu_s_mean"], [0.1, 0.3])
     assert "| scene | A | 2.00 ± 1.41 |" in md
-    summary, md = table4(empty, empty, reporting)
+    heights = [[p.get_height() for p in ax.patches] for ax in fig.axes if ax.patches]
+    np.testing.assert_allclose(heights, [[2.0, 0.5], [0.1, 0.3]])  # one panel per metric
+    plt.close(fig)
+    summary, md, fig = table4(empty, empty, reporting)
     assert summary.empty and md.startswith("No timing study ran")
+    plt.close(fig)

@@ -219,3 +219,4 @@ def test_table4_timing_study(miml_smoke):
     md = (out / "08_reporting/miml/table4.md").read_text()
     assert "| dataset | method | training (CPU s) | testing (CPU s)" in md
     assert md.count("| scene |") == 6 and md.count("| reuters |") == 6
+    assert (out / "08_reporting/miml/table4.png").stat().st_size > 10_000

@@ -170,7 +170,7 @@ def create_pipeline(**kwargs) -> Pipeline:
             Node(
                 table4,
                 ["timing", "reuters_timing", "params:table4"],
-                ["table4_summary", "table4_md"],
+                ["table4_summary", "table4_md", "table4_figure"],
                 name="table4",
             ),
             Node(

@@ -20,6 +20,7 @@ from scipy import stats  # noqa: E402
 from multiview_lab import formatting as fmt  # noqa: E402
 from multiview_lab.evaluation import summarise  # noqa: E402
 from multiview_lab.pipelines.reporting.nodes import (  # noqa: E402
+    plot_figures,
     summarise_results,
     summary_to_markdown,
 )
@@ -198,21 +199,26 @@ def newsgroups_report(
 # ----------------------------------------------------------------------------------------------
 def table4(
     scene: pd.DataFrame, reuters: pd.DataFrame, reporting: dict[str, Any]
-) -> tuple[pd.DataFrame, str]:
+) -> tuple[pd.DataFrame, str, plt.Figure]:
     """Table 4 from the timing studies of scene and Reuters
-    (:func:`multiview_lab.protocol.timing.time_methods`): the summary and its Markdown, by the
-    shared reporting's ``reporting`` block. A study that was skipped (an empty table) is left
-    out; with both skipped the Markdown says so."""
+    (:func:`multiview_lab.protocol.timing.time_methods`): the summary, its Markdown and the
+    figure named ``table4`` in ``reporting.figures``, by the shared reporting. A study that was
+    skipped (an empty table) is left out; with both skipped the Markdown and the figure say so."""
     parts = [t for t in (scene, reuters) if t is not None and len(t)]
     if not parts:
-        return pd.DataFrame(), "No timing study ran (miml.timing and miml.reuters.timing).\n"
-    summary = summarise_results(pd.concat(parts, ignore_index=True), reporting)
+        fig, ax = plt.subplots(figsize=(5, 1.5))
+        ax.axis("off")
+        ax.text(0.5, 0.5, "No timing study ran", ha="center", va="center")
+        return pd.DataFrame(), "No timing study ran (miml.timing and miml.reuters.timing).\n", fig
+    timing = pd.concat(parts, ignore_index=True)
+    summary = summarise_results(timing, reporting)
     intro = (
         "Training (fit) and testing (scoring) time of every method, each fitted and scored on "
         "the same folds one after another in one process with one BLAS thread. CPU seconds "
         "are the comparable figure; wall seconds grow with the load of other processes.\n\n"
     )
-    return summary, intro + summary_to_markdown(summary, reporting)
+    figure = plot_figures(timing, reporting)["table4.png"]
+    return summary, intro + summary_to_markdown(summary, reporting), figure
 
 
 # ----------------------------------------------------------------------------------------------
