@@ -101,7 +101,8 @@ def _figure3_inputs():
     results = pd.DataFrame(
         [
             {"dataset": "scene", "method": m, "repeat": 0, "seed": 7, "rank_m": rank,
-             "fit_time_s": t, "score_time_s": 0.1, "n_em_iter": 5.0, "delta": 1.0,
+             "fit_time_s": t, "score_time_s": 0.1, "cpu_time_s": t / 2, "n_em_iter": 5.0,
+             "delta": 1.0,
              "hamming_loss": 0.2, "one_error": 0.3, "coverage": 1.0, "ranking_loss": 0.1,
              "one_minus_average_precision": 0.2, "hamming_loss_top_fallback": 0.2}
             for m, rank, t in (("exact", 20, 2.0), ("half", 5, 0.5), ("full", 20, 1.0))
@@ -126,9 +127,16 @@ def test_figure3_study_sets_every_fit_beside_the_exact_one():
     Kf = fits.loc[0, "Kf"]
     assert study.loc["half", "rel_error_Kf"] == pytest.approx(2 / np.linalg.norm(Kf))
     assert study.loc["half", "m"] == 5.0 and study.loc["half", "fit_time_s"] == 0.5
+    assert study.loc["half", "cpu_time_s"] == 0.25
     fig = plot_figure3(study.reset_index(), FIGURE3)
     assert len(fig.axes) == 3
     np.testing.assert_allclose(fig.axes[0].lines[0].get_xdata(), [5.0, 20.0])  # by rank m
+    # panel (c): CPU seconds (the wall seconds of parallel workers vary with the load)
+    np.testing.assert_allclose(fig.axes[2].lines[0].get_ydata(), [0.25, 0.5])
+    assert fig.axes[2].get_title() == "(c) training time (CPU s)"
+    plt.close(fig)
+    fig = plot_figure3(study.reset_index().drop(columns="cpu_time_s"), FIGURE3)
+    np.testing.assert_allclose(fig.axes[2].lines[0].get_ydata(), [0.5, 1.0])  # older results
     plt.close(fig)
     with pytest.raises(ValueError, match="exact model"):
         figure3_study(results, fits, {**FIGURE3, "reference": "none-such"})
