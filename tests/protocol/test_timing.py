@@ -145,3 +145,16 @@ def test_time_left_costs_each_remaining_fit_at_its_methods_mean():
     slow, fast, new = (Method(n, "ConcatViews") for n in ("slow", "fast", "new"))
     todo = [({}, slow), ({}, fast), ({}, new)]
     assert _left(todo, {"slow": [10.0, 30.0], "fast": [1.0]}, per_item=5.0) == 20 + 1 + 5
+
+
+def test_fit_warnings_are_logged_once_per_site_not_raised(data, split_table, caplog, recwarn):
+    """As the engine does for its units: the first fit's warning is logged, the others counted."""
+    from tests.protocol.slow_task import WarningViewsTask
+
+    with caplog.at_level("WARNING", logger="multiview_lab.protocol.unit_warnings"):
+        out = time_methods(WarningViewsTask(), data, split_table, METHODS, n_splits=2)
+    assert len(out) == 4 and not [w for w in recwarn if "stopped early" in str(w.message)]
+    lines = [r.getMessage() for r in caplog.records]
+    first = [m for m in lines if "stopped early" in m and "in unit" in m]
+    counted = [m for m in lines if "2 of 2 units computed raised UserWarning" in m]
+    assert len(first) == 2 and len(counted) == 2  # one site per method, then its count

@@ -31,6 +31,7 @@ from threadpoolctl import threadpool_limits
 
 from multiview_lab.protocol.registry import Method, is_enabled, parse_methods
 from multiview_lab.protocol.splits import key_columns
+from multiview_lab.protocol.unit_warnings import WarningTally, call_recording
 
 logger = logging.getLogger(__name__)
 
@@ -38,11 +39,12 @@ logger = logging.getLogger(__name__)
 TIMING_STUDY_COLUMNS = ("fit_time_s", "fit_cpu_s", "score_time_s", "score_cpu_s", "load_1min")
 
 
-def _timed(call, *args) -> tuple[float, float]:
-    """The wall seconds and the CPU seconds (this process, every thread) of ``call(*args)``."""
+def _timed(call, *args) -> tuple[float, float, list]:
+    """The wall seconds and the CPU seconds (this process, every thread) of ``call(*args)``,
+    and the warnings it raised (:func:`~multiview_lab.protocol.unit_warnings.call_recording`)."""
     wall, cpu = time.perf_counter(), time.process_time()
-    call(*args)
-    return time.perf_counter() - wall, time.process_time() - cpu
+    _, caught = call_recording(call, *args)
+    return time.perf_counter() - wall, time.process_time() - cpu, caught
 
 
 def timing_splits(splits: pd.DataFrame, n_splits: int) -> pd.DataFrame:
@@ -136,14 +138,19 @@ def time_methods(
     )
     rows: list[dict[str, Any]] = []
     spent: dict[str, list[float]] = {}  # method -> wall seconds of its fits and scorings so far
+    # the fits' warnings, logged as the engine logs its units' (once per site, then counted)
+    tallies = {name: WarningTally(f"{label} {name}") for name in parsed}
     start = time.perf_counter()
     for i, (split, method) in enumerate(plan):
         data = datasets[split["dataset"]]
         load = os.getloadavg()[0]
         with threadpool_limits(limits=blas_threads):
             model = method.build(int(split["seed"]))
-            fit_wall, fit_cpu = _timed(task.fit, model, data, split, method)
-            score_wall, score_cpu = _timed(task.score, model, data, split, method)
+            fit_wall, fit_cpu, fit_warned = _timed(task.fit, model, data, split, method)
+            score_wall, score_cpu, score_warned = _timed(task.score, model, data, split, method)
+        tallies[method.name].add(
+            {k: split[k] for k in keys}, list(dict.fromkeys(fit_warned + score_warned))
+        )
         test = split.get("test")
         rows.append(
             {
@@ -172,6 +179,8 @@ def time_methods(
             elapsed / 60,
             _left(plan[i + 1 :], spent, elapsed / (i + 1)) / 60,
         )
+    for tally in tallies.values():
+        tally.summarise()
     return pd.DataFrame(rows)
 
 
