@@ -251,3 +251,38 @@ def test_only_a_store_on_this_machines_disk_has_its_orphans_closed():
     assert local_store("mlruns") and local_store("/abs/mlruns")
     assert not local_store("http://tracking:5000") and not local_store("databricks://x")
     assert not local_store("postgresql://u@host/db")
+
+
+def test_a_run_relabels_the_pipelines_whose_results_or_reports_it_writes(tmp_path):
+    """run_info.json follows the files the reproduction reads: a run that rewrote one results
+    table (07_model_output, e.g. ``--to-outputs=miml.reuters_timing``) or a report relabels
+    its pipeline; one that prepared data only (05_model_input) or wrote outside the project
+    does not."""
+    from kedro.io import DataCatalog, MemoryDataset
+    from kedro.pipeline import Node, Pipeline
+    from kedro_datasets.pandas import CSVDataset
+
+    from multiview_lab.hooks import written_pipelines
+
+    data = tmp_path / "data"
+
+    def csv(path):
+        return CSVDataset(filepath=str(path))
+
+    catalog = DataCatalog(
+        {
+            "timing": csv(data / "07_model_output/miml/reuters_timing.csv"),
+            "table": csv(data / "08_reporting/memd/summary.csv"),
+            "splits": csv(data / "05_model_input/gbc/splits.csv"),
+            "outside": csv(tmp_path.parent / "elsewhere/08_reporting/mvfs/x.csv"),
+            "loose": csv(data / "07_model_output/x.csv"),
+            "memory": MemoryDataset(),
+        }
+    )
+
+    def pipe(*outputs):
+        return Pipeline([Node(lambda: [1] * len(outputs), None, list(outputs), name="n")])
+
+    assert written_pipelines(pipe("timing", "memory"), catalog, tmp_path) == {"miml"}
+    assert written_pipelines(pipe("table", "splits"), catalog, tmp_path) == {"memd"}
+    assert written_pipelines(pipe("splits", "outside", "loose"), catalog, tmp_path) == set()

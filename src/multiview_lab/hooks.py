@@ -65,6 +65,8 @@ from kedro.framework.hooks import hook_impl
 logger = logging.getLogger(__name__)
 
 REPORTING_DIR = "08_reporting"
+#: the layers whose files the reproduction pipeline reads: a run writing there relabels run_info
+RESULT_DIRS = ("07_model_output", REPORTING_DIR)
 _TRUSTED_PREFIXES = ("sklearn.", "multiview_lab.", "numpy.", "scipy.", "builtins.")
 
 
@@ -91,6 +93,33 @@ def _log_metrics(mlflow, metrics: Mapping[str, Any]) -> None:
             by_step.setdefault(None, {})[key] = float(value)
     for step, batch in sorted(by_step.items(), key=lambda item: -1 if item[0] is None else item[0]):
         mlflow.log_metrics(batch, step=step)
+
+
+def _output_path(dataset) -> Path | None:
+    path = getattr(dataset, "_filepath", None) or getattr(dataset, "_path", None)
+    return None if path is None else Path(str(path))
+
+
+def written_pipelines(pipeline, catalog, project_path: Path) -> set[str]:
+    """The pipelines (folder names under ``data/07_model_output`` or ``data/08_reporting``)
+    whose results or reports a run of ``pipeline`` writes: the ones whose ``run_info.json`` it
+    must rewrite, since the reproduction pipeline reads both layers. A run that writes neither
+    (data preparation, ``--to-outputs`` of splits) relabels nothing."""
+    names = set()
+    root = Path(project_path).resolve()
+    for name in pipeline.all_outputs():
+        path = _output_path(catalog[name]) if name in catalog else None
+        if path is None:
+            continue
+        try:
+            parts = path.resolve().relative_to(root).parts
+        except ValueError:
+            continue
+        for layer in RESULT_DIRS:
+            at = parts.index(layer) if layer in parts else -1
+            if 0 <= at and at + 2 < len(parts):  # data/<layer>/<pipeline>/<file or folder>
+                names.add(parts[at + 1])
+    return names
 
 
 def _is_reporting_file(filepath: Path, project_path: Path) -> bool:
@@ -144,11 +173,12 @@ def write_run_info(
     which env, commit and MLflow run its reports come from (the reproduction pipeline reads it).
 
     A partial run (``--nodes``, ``--from-nodes``, ``--tags``, ...) records its filters under
-    ``partial``. ``wrote``: the pipelines (their ``data/08_reporting`` folder names) whose
-    reports the run wrote; a pipeline not in it keeps its ``run_info.json``, which still
-    describes the reports there (a run that only prepared data, e.g. ``--to-outputs``, must
-    not relabel the results of an earlier run). None: every pipeline of the run. Returns the
-    files written.
+    ``partial``. ``wrote``: the pipelines whose results (``data/07_model_output/<pipeline>``)
+    or reports (``data/08_reporting/<pipeline>``) the run wrote (:func:`written_pipelines`);
+    a pipeline not in it keeps its ``run_info.json``, which still describes the results there
+    (a run that only prepared data, e.g. ``--to-outputs`` of the splits, must not relabel the
+    results of an earlier run; a run that rewrote one results table must, as a partial run).
+    None: every pipeline of the run. Returns the files written.
     """
     import datetime
     import json
@@ -759,7 +789,7 @@ class MlflowHooks:
     @hook_impl
     def after_pipeline_run(self, run_params: dict[str, Any], pipeline, catalog) -> None:
         project = self._project_path or Path(run_params.get("project_path") or Path.cwd())
-        wrote = {Path(d).name for d in self._report_dirs(pipeline, catalog, project)}
+        wrote = written_pipelines(pipeline, catalog, project)
         if self._run_id is None:
             write_run_info(project, run_params, wrote, mlflow_run_id=None)
             return
