@@ -820,11 +820,10 @@ class MlflowHooks:
         for name in pipeline.all_outputs():
             if name not in catalog:
                 continue
-            dataset = catalog[name]
-            path = getattr(dataset, "_filepath", None) or getattr(dataset, "_path", None)
-            if path is None or not _is_reporting_file(Path(str(path)), project):
+            path = _output_path(catalog[name])
+            if path is None or not _is_reporting_file(path, project):
                 continue
-            rel = Path(str(path)).resolve().relative_to(project.resolve()).parts
+            rel = path.resolve().relative_to(project.resolve()).parts
             cut = rel.index(REPORTING_DIR) + 2  # data/08_reporting/<pipeline>
             dirs.add(Path(*rel[:cut]).as_posix() + "/")
         return sorted(dirs)
