@@ -149,6 +149,35 @@ def test_trend_monotone_noisy_and_reversed():
     assert out.ours == ", ".join([*shown[:3], "…", *shown[-2:]]) + f" ({len(shown)} values of n)"
 
 
+def test_trend_points_by_a_setting_whose_along_value_varies_per_split():
+    # Three settings whose m differs a little per split (as a trace rule's rank does), the
+    # metric falling with the setting but offset per split. Pooled, each (split, setting) is a
+    # point and the split offsets break the order; with points_by, each setting is one point at
+    # its mean m, averaged over the splits, and the fall is exact.
+    offset = {0: 0.0, 1: 0.3, 2: 0.15}
+    rows = [
+        {"dataset": "D", "method": "A", "task": 0, "draw": r, "n": 0, "setting": f"s{v}",
+         "m": 100 * (v + 1) + r, "score": offset[r] - 0.1 * v}
+        for v in range(3) for r in range(3)
+    ]  # fmt: skip
+    t = pd.DataFrame(rows)
+    keys = {"t": [*KEYS["t"], "setting"]}
+    down = claim(kind="trend", method="A", metric="score", along="m", direction="decreasing",
+                 repeat_key="draw", average_over=["setting"])  # fmt: skip
+    pooled = evaluate_claim("p", down, {"t": t}, keys)
+    assert pooled.verdict != REPRODUCED and len(pooled.values["means"]) == 9
+    out = evaluate_claim("p", {**down, "points_by": "setting"}, {"t": t}, keys)
+    assert out.verdict == REPRODUCED and out.n == 3
+    assert out.values["means"] == pytest.approx({101.0: 0.15, 201.0: 0.05, 301.0: -0.05})
+    # points_by alone also covers the setting's key column (no need to list it twice)
+    no_avg = {k: v for k, v in down.items() if k != "average_over"}
+    assert evaluate_claim("p", {**no_avg, "points_by": "setting"}, {"t": t}, keys).verdict == (
+        REPRODUCED
+    )
+    with pytest.raises(ClaimError, match="points_by"):
+        evaluate_claim("p", {**down, "points_by": "nope"}, {"t": t}, keys)
+
+
 def test_rank_among_methods():
     t = results({"A": 0.02, "B": 0.03, "C": 0.0}, noise=0.0)
     c = claim(kind="rank", where={"n": 500}, method="A", metric="score", at_most=2,

@@ -16,7 +16,11 @@ how it is checked on a results table (one row per unit, as the pipelines write t
     ``min_fraction`` (default 1) of the selected rows.
 ``trend``
     The mean of ``metric`` for ``method`` moves in ``direction`` (``increasing`` /
-    ``decreasing``) along the values of ``along``.
+    ``decreasing``) along the values of ``along``. With ``points_by`` (a column, e.g. a
+    setting whose ``along`` value differs a little from split to split, such as the rank a
+    trace rule gives) each value of that column is one point, placed at the mean of ``along``
+    over its rows, so that the repetitions of a setting are averaged together instead of each
+    being a point of its own.
 ``rank``
     ``method``'s mean ``metric`` ranks at most ``at_most`` (1: the best) among the methods of
     ``among`` (default: every method of the selected rows).
@@ -76,7 +80,8 @@ FIELDS = {
         "average_over", "paper",
     },
     "trend": {
-        "metric", "method", "along", "direction", "repeat_key", "average_over", "paper", "atol",
+        "metric", "method", "along", "points_by", "direction", "repeat_key", "average_over",
+        "paper", "atol",
     },
 }  # fmt: skip
 REQUIRED = {
@@ -402,10 +407,18 @@ def _trend(base: dict, claim: Mapping[str, Any], rows: pd.DataFrame, keys: list)
     if rows.empty:
         return Verdict(**base, verdict=NOT_RUN, detail=f"method {claim['method']!r} not run")
     along = claim["along"]
+    average_over = _as_list(claim.get("average_over"))
+    points_by = claim.get("points_by")
+    if points_by is not None:
+        missing = [c for c in (points_by, along) if c not in rows.columns]
+        if missing:
+            raise ClaimError(f"claim {base['id']!r}: no column {missing} for 'points_by'.")
+        # One point per value of points_by, at the mean of `along` over its rows.
+        rows = rows.assign(**{along: rows.groupby(points_by)[along].transform("mean")})
+        average_over = [*average_over, points_by]
     reps = repetitions(
-        rows, claim["metric"], [along], claim.get("repeat_key"),
-        claim.get("average_over", ()), keys, base["id"],
-    )  # fmt: skip
+        rows, claim["metric"], [along], claim.get("repeat_key"), average_over, keys, base["id"]
+    )
     if reps.shape[1] < 2:
         return Verdict(**base, verdict=NOT_RUN, detail=f"only one value of {along} in this run")
     means = reps.mean(axis=0).sort_index()
