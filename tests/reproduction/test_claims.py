@@ -138,6 +138,12 @@ def test_trend_monotone_noisy_and_reversed():
     # three sizes, the middle one below the first: up overall (Spearman > 0) but not monotone
     wobble = pd.concat([t, t[t["n"] == 100].assign(n=300, score=lambda f: f["score"] - 0.1)])
     assert check(up, wobble).verdict == DIRECTION
+    # flat within atol is measured from the best earlier value: three steps up of .006 each
+    # (each within atol = .01, together .018) are not "decreasing within .01"
+    drift = pd.concat([t.assign(n=k, score=0.5 + 0.006 * k) for k in range(4)])
+    down = {**up, "direction": "decreasing", "atol": 0.01}
+    assert check(down, drift).verdict == FAILS
+    assert check({**down, "atol": 0.02}, drift).verdict == REPRODUCED
     # the values, in order of n; a long series (100 iterations) is shortened, all kept in values
     out = check(up, t)
     means = out.values["means"]

@@ -16,7 +16,8 @@ how it is checked on a results table (one row per unit, as the pipelines write t
     ``min_fraction`` (default 1) of the selected rows.
 ``trend``
     The mean of ``metric`` for ``method`` moves in ``direction`` (``increasing`` /
-    ``decreasing``) along the values of ``along``. With ``points_by`` (a column, e.g. a
+    ``decreasing``) along the values of ``along``: every value is on that side of every
+    earlier one, or within ``atol`` of it (so that small steps the wrong way cannot add up). With ``points_by`` (a column, e.g. a
     setting whose ``along`` value differs a little from split to split, such as the rank a
     trace rule gives) each value of that column is one point, placed at the mean of ``along``
     over its rows, so that the repetitions of a setting are averaged together instead of each
@@ -394,9 +395,17 @@ SERIES_SHOWN = 8
 100 iterations) shows its first three and last two (every value stays in ``values``)."""
 
 
+def _along_text(value) -> str:
+    """A value of ``along``: a whole float without its ``.0``, a mean (``points_by``) to 5
+    significant digits, anything else as is."""
+    if isinstance(value, float | np.floating):
+        return str(int(value)) if float(value).is_integer() else f"{value:.5g}"
+    return str(value)
+
+
 def _series_text(means: pd.Series, along: str) -> str:
     """``100: .91, 200: .93, ...``, shortened past :data:`SERIES_SHOWN` values."""
-    items = [f"{k}: {fmt.number(v)}" for k, v in means.items()]
+    items = [f"{_along_text(k)}: {fmt.number(v)}" for k, v in means.items()]
     if len(items) <= SERIES_SHOWN:
         return ", ".join(items)
     return ", ".join([*items[:3], "…", *items[-2:]]) + f" ({len(items)} values of {along})"
@@ -422,11 +431,14 @@ def _trend(base: dict, claim: Mapping[str, Any], rows: pd.DataFrame, keys: list)
     if reps.shape[1] < 2:
         return Verdict(**base, verdict=NOT_RUN, detail=f"only one value of {along} in this run")
     means = reps.mean(axis=0).sort_index()
-    steps = np.diff(means.to_numpy(dtype=float))
     sign = 1.0 if claim["direction"] == "increasing" else -1.0
-    atol = float(claim.get("atol", 1e-12))  # a flat step (within atol) keeps the direction
+    atol = float(claim.get("atol", 1e-12))  # flat within atol keeps the direction
+    # Each value against the best earlier one (not only its predecessor), so that steps the
+    # wrong way, each within atol, cannot add up to a drift larger than atol.
+    signed = sign * means.to_numpy(dtype=float)
+    held = (signed - np.maximum.accumulate(signed))[1:] >= -atol
     rho = stats.spearmanr(means.index.to_numpy(dtype=float), means.to_numpy()).statistic
-    if np.all(sign * steps >= -atol):
+    if np.all(held):
         verdict = REPRODUCED
     elif sign * rho > 0:
         verdict = DIRECTION
@@ -437,8 +449,8 @@ def _trend(base: dict, claim: Mapping[str, Any], rows: pd.DataFrame, keys: list)
         verdict=verdict,
         ours=_series_text(means, along),
         n=int(reps.notna().sum().min()),
-        detail=f"{claim['metric']} along {along}: {int(np.sum(sign * steps >= -atol))} of "
-        f"{len(steps)} steps {claim['direction']} (or flat within {atol:g}), "
+        detail=f"{claim['metric']} along {along}: {int(held.sum())} of {len(held)} steps "
+        f"{claim['direction']} (or within {atol:g} of the best earlier value), "
         f"Spearman ρ = {rho:+.2f}",
         values={"means": means.to_dict()},
     )
