@@ -147,3 +147,14 @@ def test_a_run_with_runtime_params_says_so():
     assert _env_label(info) == "paper" and _env_label(None) == "unknown"
     assert _env_label({**info, "runtime_params": given}) == "paper (with --params)"
     assert _env_label({**info, "partial": {"node_names": ["x"]}}) == "paper (partial)"
+    # execution settings (here the unit cache of another worktree) change how a run ran, not
+    # what it computed: named, but not marked as another protocol
+    cache = {"execution": {"cache_dir": "/x/unit_cache", "n_jobs": 1}}
+    text = _provenance({**info, "runtime_params": cache})
+    assert "execution.cache_dir=/x/unit_cache, execution.n_jobs=1 (how it ran" in text
+    assert "not the env's own protocol" not in text
+    assert _env_label({**info, "runtime_params": cache}) == "paper"
+    both = _provenance({**info, "runtime_params": {**given, **cache}})
+    assert "pbmvboost.protocol.n_draws=20 (not the env's own protocol)" in both
+    assert "execution.n_jobs=1 (how it ran" in both
+    assert _env_label({**info, "runtime_params": {**given, **cache}}) == "paper (with --params)"

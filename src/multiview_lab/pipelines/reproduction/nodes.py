@@ -156,12 +156,14 @@ def _provenance(info: Mapping[str, Any] | None, notes: Mapping[str, str] | None 
     dirty = " (uncommitted changes)" if str(info.get("git_dirty")) == "true" else ""
     partial = " — a partial run" if info.get("partial") else ""
     run = info.get("mlflow_run_id")
-    given = _dotted(info.get("runtime_params") or {})
-    overrides = (
-        f" — with `--params` {', '.join(f'{k}={v}' for k, v in given.items())} (not the "
-        "env's own protocol)"
+    protocol, execution = _split_overrides(info.get("runtime_params"))
+    overrides = "".join(
+        f" — with `--params` {', '.join(f'{k}={v}' for k, v in given.items())} ({what})"
+        for given, what in (
+            (protocol, "not the env's own protocol"),
+            (execution, "how it ran: the results do not depend on it"),
+        )
         if given
-        else ""
     )
     return (
         f"env **{info.get('env')}**, finished {info.get('finished_at')}, commit {commit}{dirty}"
@@ -184,9 +186,24 @@ def _env_label(info: Mapping[str, Any] | None) -> str:
     ``paper (with --params)`` / ``paper (partial)`` when the run was not the env's own."""
     if not info:
         return "unknown"
+    protocol, _ = _split_overrides(info.get("runtime_params"))
     marks = [m for m, on in (("partial", info.get("partial")),
-                             ("with --params", info.get("runtime_params"))) if on]  # fmt: skip
+                             ("with --params", protocol)) if on]  # fmt: skip
     return str(info.get("env", "unknown")) + (f" ({', '.join(marks)})" if marks else "")
+
+
+EXECUTION_PARAMS = "execution."
+"""``--params`` under ``execution`` (workers, backend, BLAS threads, the unit cache and archive)
+say how a run was executed, not what it computed: a unit's result does not depend on them
+(docs/architecture.md), so they do not make a run "not the env's own protocol"."""
+
+
+def _split_overrides(params: Mapping[str, Any] | None) -> tuple[dict, dict]:
+    """A run's ``--params``, dotted, split into those that change the protocol and the
+    ``execution`` ones."""
+    given = _dotted(params or {})
+    execution = {k: v for k, v in given.items() if k.startswith(EXECUTION_PARAMS)}
+    return {k: v for k, v in given.items() if k not in execution}, execution
 
 
 def _dotted(params: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
