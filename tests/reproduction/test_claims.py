@@ -150,7 +150,9 @@ def test_trend_monotone_noisy_and_reversed():
     assert out.ours == ", ".join(f"{k}: {fmt.number(v)}" for k, v in means.items())
     long = pd.concat([t.assign(n=t["n"] * 1000 + i, score=t["score"] + i) for i in range(20)])
     out = check(up, long)
-    shown = [f"{k}: {fmt.number(v)}" for k, v in out.values["means"].items()]
+    # scores up to ~20 here: about 4 significant digits, so 2 decimals (4 below 10)
+    assert max(out.values["means"].values()) > 10
+    shown = [f"{k}: {fmt.number(v, 2)}" for k, v in out.values["means"].items()]
     assert len(shown) == 20 * t["n"].nunique()
     assert out.ours == ", ".join([*shown[:3], "…", *shown[-2:]]) + f" ({len(shown)} values of n)"
 
@@ -182,6 +184,16 @@ def test_trend_points_by_a_setting_whose_along_value_varies_per_split():
     )
     with pytest.raises(ClaimError, match="points_by"):
         evaluate_claim("p", {**down, "points_by": "nope"}, {"t": t}, keys)
+
+
+def test_numbers_show_about_four_significant_digits():
+    # a CPU-seconds value claim: 984.67 ± 1.15 against 50 (not 984.6667 ± 1.1547)
+    t = pd.DataFrame({"dataset": "D", "method": "A", "task": 0, "n": 0, "draw": range(3),
+                      "score": [984.0, 984.0, 986.0]})  # fmt: skip
+    c = claim(kind="value", metric="score", paper=50, tolerance=10, repeat_key="draw")
+    out = check(c, t)
+    assert out.ours == "984.7 ± 1.2" and "ours − paper = +934.7 " in out.detail
+    assert check({**c, "paper": 0.5}, t.assign(score=t["score"] / 1000)).ours == ".9847 ± .0012"
 
 
 def test_rank_among_methods():

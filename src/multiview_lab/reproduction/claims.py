@@ -214,13 +214,21 @@ def _fmt(x: float, digits: int = 4) -> str:
     return "–" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{digits}g}"
 
 
+def _decimals(*values: float) -> int:
+    """Decimals shown for numbers on the scale of ``values``: the project's 4 below 10 (scores,
+    losses), fewer above (CPU seconds, ranks), so that about 4 significant digits show."""
+    scale = max((abs(float(v)) for v in values if np.isfinite(v)), default=0.0)
+    return 4 if scale < 10 else 2 if scale < 100 else 1 if scale < 1000 else 0
+
+
 def _mean_std(values: np.ndarray) -> str:
     values = values[~np.isnan(values)]
     if len(values) == 0:
         return ""
+    digits = _decimals(values.mean())
     if len(values) == 1:
-        return fmt.mean_std(values[0], None, n=1)
-    return fmt.mean_std(values.mean(), values.std(ddof=1), n=len(values))
+        return fmt.mean_std(values[0], None, digits, n=1)
+    return fmt.mean_std(values.mean(), values.std(ddof=1), digits, n=len(values))
 
 
 def _one_sided_p(a: np.ndarray, b: np.ndarray, test: str) -> float:
@@ -297,7 +305,7 @@ def _value(base: dict, claim: Mapping[str, Any], rows: pd.DataFrame, keys: list)
         verdict=verdict,
         ours=_mean_std(values),
         n=len(values),
-        detail=f"ours − paper = {fmt.signed(diff)} (tolerance ± {tol:g})",
+        detail=f"ours − paper = {fmt.signed(diff, _decimals(mean, paper))} (tolerance ± {tol:g})",
         values={"mean": mean, "diff": diff},
     )
 
@@ -315,6 +323,7 @@ def _better(base: dict, claim: Mapping[str, Any], rows: pd.DataFrame, keys: list
     if missing:
         return Verdict(**base, verdict=NOT_RUN, detail=f"method(s) {missing} not in this run")
     ours = reps[method].to_numpy(dtype=float)
+    digits = _decimals(np.nanmean(ours))
     parts, strengths, directions = [], [], []
     for other in than:
         diff = sign * (ours - reps[other].to_numpy(dtype=float))
@@ -322,11 +331,11 @@ def _better(base: dict, claim: Mapping[str, Any], rows: pd.DataFrame, keys: list
         directions.append(mean > 0)
         if test == "none":
             strengths.append(mean > 0)
-            parts.append(f"{other}: {fmt.signed(mean * sign)}")
+            parts.append(f"{other}: {fmt.signed(mean * sign, digits)}")
         else:
             p = _one_sided_p(sign * ours, sign * reps[other].to_numpy(dtype=float), test)
             strengths.append(bool(mean > 0 and p < alpha))
-            parts.append(f"{other}: {fmt.signed(mean * sign)} (p = {_fmt(p, 2)})")
+            parts.append(f"{other}: {fmt.signed(mean * sign, digits)} (p = {_fmt(p, 2)})")
     if all(strengths):
         verdict = REPRODUCED
     elif all(directions):
@@ -405,7 +414,8 @@ def _along_text(value) -> str:
 
 def _series_text(means: pd.Series, along: str) -> str:
     """``100: .91, 200: .93, ...``, shortened past :data:`SERIES_SHOWN` values."""
-    items = [f"{_along_text(k)}: {fmt.number(v)}" for k, v in means.items()]
+    digits = _decimals(*means.to_numpy(dtype=float))
+    items = [f"{_along_text(k)}: {fmt.number(v, digits)}" for k, v in means.items()]
     if len(items) <= SERIES_SHOWN:
         return ", ".join(items)
     return ", ".join([*items[:3], "…", *items[-2:]]) + f" ({len(items)} values of {along})"
@@ -472,7 +482,10 @@ def _rank(base: dict, claim: Mapping[str, Any], rows: pd.DataFrame, keys: list) 
     order = means.sort_values(ascending=not higher)
     rank = int(order.index.get_loc(claim["method"])) + 1
     at_most = int(claim["at_most"])
-    top = ", ".join(f"{m} {fmt.number(v)}" for m, v in order.iloc[: max(at_most + 1, 3)].items())
+    digits = _decimals(*order.to_numpy(dtype=float))
+    top = ", ".join(
+        f"{m} {fmt.number(v, digits)}" for m, v in order.iloc[: max(at_most + 1, 3)].items()
+    )
     return Verdict(
         **base,
         verdict=REPRODUCED if rank <= at_most else FAILS,
