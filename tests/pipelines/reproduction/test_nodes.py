@@ -50,6 +50,22 @@ def test_costs_count_each_unit_once_and_each_shared_cv_once():
     ]
 
 
+def test_a_second_reading_of_a_units_fit_is_not_counted_again():
+    # PB-MVBoost-final-rho is PB-MVBoost's fit read with another vote: its rows repeat the
+    # unit's seed and measured times under another method name (2026-12-04: Table 1's cost read
+    # 3.05 CPU-hours over 4,400 units, of which 0.39 and 400 were these rows counted twice)
+    table = _results()
+    reading = table[table["method"] == "A"].assign(method="A-final-vote")
+    costs = measure_costs({"p.results": []}, **{"p.results": pd.concat([table, reading])})
+    assert costs["units"].item() == 3 and costs["measured"].item() == 2
+    assert costs["cpu_hours"].item() == pytest.approx((10 + 20 + 100) / 3600)
+    # units without a measured fit time stay apart by method (nothing to tell them by)
+    blank = table.assign(fit_time_s=None, cpu_time_s=None, shared_cv_cpu_time_s=None)
+    other = blank[blank["method"] == "A"].assign(method="C")  # seeds 1 and 2, like A's
+    costs = measure_costs({"p.results": []}, **{"p.results": pd.concat([blank, other])})
+    assert costs["units"].item() == 5 and costs["measured"].item() == 0  # A 2, B 1, C 2
+
+
 def test_the_report_states_each_papers_measured_cost():
     verdicts = _verdicts(paper=["p1", "p2"], claim=["c", "d"])
     papers = {"p1": {"pipeline": "p"}, "p2": {"pipeline": "q"}}

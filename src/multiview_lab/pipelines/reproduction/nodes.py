@@ -82,8 +82,11 @@ def measure_costs(tables: Mapping[str, Any], **inputs: Any) -> pd.DataFrame:
     """The measured cost of each pipeline's results: one row per results table that records it.
 
     A unit's rows (one per score row: a feature count, a classifier, ...) repeat its timings,
-    so a unit is the rows sharing ``method``, ``seed`` and ``fit_time_s`` (a float measured per
-    unit: two units never share it); a shared inner CV adds its ``shared_cv_cpu_time_s`` once.
+    and so do the rows of another reading of the same fit under its own method name (e.g.
+    PB-MVBoost-final-rho: PB-MVBoost's fit with the literal final vote). So a unit is the rows
+    sharing ``seed``, ``fit_time_s`` and ``cpu_time_s`` (floats measured per unit: two units never
+    share them); rows without a measured fit time are told apart by ``method`` as well. A shared
+    inner CV adds its ``shared_cv_cpu_time_s`` once.
     Columns: ``pipeline``, ``table``, ``units``, ``measured`` (units with a ``cpu_time_s``;
     results written before it have none) and ``cpu_hours``.
     """
@@ -93,8 +96,7 @@ def measure_costs(tables: Mapping[str, Any], **inputs: Any) -> pd.DataFrame:
         frame = data.get(name)
         if frame is None or "cpu_time_s" not in getattr(frame, "columns", ()):
             continue
-        by = [c for c in ("method", "seed", "fit_time_s") if c in frame.columns]
-        units = frame.drop_duplicates(by)
+        units = _units(frame)
         measured = units[units["cpu_time_s"].notna()]
         shared = units.get("shared_cv_cpu_time_s")  # on every row of its reference unit
         shared_s = 0.0 if shared is None else float(shared.dropna().sum())
@@ -108,6 +110,18 @@ def measure_costs(tables: Mapping[str, Any], **inputs: Any) -> pd.DataFrame:
             }
         )
     return pd.DataFrame(rows, columns=["pipeline", "table", "units", "measured", "cpu_hours"])
+
+
+def _units(frame: pd.DataFrame) -> pd.DataFrame:
+    """One row per unit of a results table (see :func:`measure_costs`)."""
+    by = [c for c in ("seed", "fit_time_s", "cpu_time_s") if c in frame.columns]
+    timed = (
+        frame["fit_time_s"].gt(0)
+        if "fit_time_s" in frame.columns
+        else pd.Series(False, index=frame.index)
+    )
+    untimed = [*by, "method"] if "method" in frame.columns else by
+    return pd.concat([frame[timed].drop_duplicates(by), frame[~timed].drop_duplicates(untimed)])
 
 
 def _cost_text(costs: pd.DataFrame | None, pipeline: str | None) -> str:
