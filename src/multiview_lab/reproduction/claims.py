@@ -17,11 +17,11 @@ how it is checked on a results table (one row per unit, as the pipelines write t
 ``trend``
     The mean of ``metric`` for ``method`` moves in ``direction`` (``increasing`` /
     ``decreasing``) along the values of ``along``: every value is on that side of every
-    earlier one, or within ``atol`` of it (so that small steps the wrong way cannot add up). With ``points_by`` (a column, e.g. a
-    setting whose ``along`` value differs a little from split to split, such as the rank a
-    trace rule gives) each value of that column is one point, placed at the mean of ``along``
-    over its rows, so that the repetitions of a setting are averaged together instead of each
-    being a point of its own.
+    earlier one, or within ``atol`` of it (so that small steps the wrong way cannot add up).
+    With ``points_by`` (a column, e.g. a setting whose ``along`` value differs a little from
+    split to split, such as the rank a trace rule gives) each value of that column is one
+    point, placed at the mean of ``along`` over its rows, so that the repetitions of a setting
+    are averaged together instead of each being a point of its own.
 ``rank``
     ``method``'s mean ``metric`` ranks at most ``at_most`` (1: the best) among the methods of
     ``among`` (default: every method of the selected rows).
