@@ -203,6 +203,12 @@ def test_rank_among_methods():
     assert check(c, t).verdict == REPRODUCED and check(c, t).values["rank"] == 2
     assert check({**c, "at_most": 1}, t).verdict == FAILS
     assert check({**c, "among": ["A", "C"], "at_most": 1}, t).verdict == REPRODUCED
+    # the detail lists the means in rank order and says which end rank 1 is
+    assert check(c, t).detail.startswith("score means, highest (rank 1) first: B ")
+    low = check({**c, "greater_is_better": False}, t)
+    assert low.values["rank"] == 2 and low.detail.startswith(
+        "score means, lowest (rank 1) first: C "
+    )
 
 
 def test_reference_expands_to_cells_and_significance():

@@ -491,7 +491,7 @@ def _rank(base: dict, claim: Mapping[str, Any], rows: pd.DataFrame, keys: list) 
         verdict=REPRODUCED if rank <= at_most else FAILS,
         ours=f"rank {rank} of {len(order)}",
         n=int(reps[claim["method"]].notna().sum()),
-        detail=f"{claim['metric']} means, best first: {top}",
+        detail=f"{claim['metric']} means, {'highest' if higher else 'lowest'} (rank 1) first: {top}",
         values={"rank": rank},
     )
 
