@@ -198,8 +198,12 @@ def main() -> None:
     quiet.write_text(  # the preparation's own logs are not this script's output: warnings only
         "version: 1\ndisable_existing_loggers: False\nhandlers:\n  console:\n"
         "    class: logging.StreamHandler\nroot:\n  handlers: [console]\n  level: WARNING\n"
-        "loggers:\n  kedro: {level: CRITICAL}\n  multiview_lab: {level: WARNING}\n"
+        "loggers:\n  kedro: {level: CRITICAL}\n  kedro_viz: {level: ERROR}\n"
+        "  multiview_lab: {level: WARNING}\n"
     )
+    os.environ.setdefault("MLFLOW_LOGGING_LEVEL", "WARNING")  # its store's table creation
+    import multiview_lab.settings  # noqa: F401 - its warning filters, before conf is read
+
     os.environ["KEDRO_LOGGING_CONFIG"] = str(quiet)
     from tests.conftest import make_project_copy
 
