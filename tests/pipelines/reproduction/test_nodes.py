@@ -150,3 +150,13 @@ def test_the_env_column_names_a_pipeline_that_never_ran_not_run_and_unrecorded_r
     md, page = write_report(verdicts, papers, None, **infos)
     assert "| never | not run |" in md and "| unrecorded | unknown |" in md
     assert "<td>not run</td>" in page
+
+
+def test_the_provenance_line_renders_its_markdown_in_the_html():
+    verdicts = _verdicts(paper=["p1"], claim=["c"])
+    info = {"env": "paper", "git_commit": "abc", "finished_at": "now",
+            "runtime_params": {"p": {"n": [5]}}}  # fmt: skip
+    md, page = write_report(verdicts, {"p1": {"pipeline": "p"}}, None, **{"p.run_info": info})
+    assert "env **paper**" in md and "with `--params` p.n=[5]" in md
+    assert "env <b>paper</b>" in page and "with <code>--params</code> p.n=[5]" in page
+    assert "`" not in page.split("<body>")[-1] and "**" not in page

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import logging
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -331,9 +332,9 @@ def _html(
     def badge(v: str) -> str:
         return f'<span class="badge" style="background:{_BADGE[v]}">{esc(v)}</span>'
 
-    def md_bold(text: str) -> str:  # the provenance line's **env**
-        parts = esc(text).split("**")
-        return "".join(f"<b>{p}</b>" if i % 2 else p for i, p in enumerate(parts))
+    def md_inline(text: str) -> str:  # the provenance line's **env** and `--params`
+        text = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", esc(text))
+        return re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
 
     body = [
         "<h1>Reproduction report</h1>",
@@ -362,7 +363,7 @@ def _html(
             body.append(f'<p class="ref">{esc(spec["reference"])}</p>')
         body.append(
             f"<p>Results: "
-            f"{md_bold(_provenance(infos.get(spec.get('pipeline')), spec.get('protocol_notes')))}"
+            f"{md_inline(_provenance(infos.get(spec.get('pipeline')), spec.get('protocol_notes')))}"
             f"{esc(_cost_text(costs, spec.get('pipeline')))}. {esc(_counts_line(group))}.</p>"
         )
         header = (
