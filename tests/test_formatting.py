@@ -25,6 +25,10 @@ def test_number(value, digits, text):
 def test_signed_and_mean_std():
     assert fmt.signed(0.0123) == "+.0123"
     assert fmt.signed(-0.0123) == "-.0123"
+    # a difference that rounds to zero keeps two significant digits and its sign
+    assert fmt.signed(-0.0000312) == "-.000031" and fmt.signed(0.00004, 4) == "+.000040"
+    assert fmt.signed(0.00005) == "+.0001" and fmt.signed(0.0) == "+.0000"
+    assert fmt.signed(-0.3, 0) == "-.30" and fmt.signed(math.nan) == "–"
     assert fmt.mean_std(0.5, 0.0707, n=2) == ".5000 ± .0707"
     # one repetition has no standard deviation, whatever std the summary holds (0)
     assert fmt.mean_std(0.5, 0.0, n=1) == ".5000 ± –"

@@ -118,7 +118,14 @@ def number(value: float, digits: int = 4) -> str:
 
 
 def signed(value: float, digits: int = 4) -> str:
-    """:func:`number` with its sign always written (``+.0123``, ``-.0312``), for differences."""
+    """:func:`number` with its sign always written (``+.0123``, ``-.0312``), for differences.
+
+    A difference that is not zero but would round to it at ``digits`` gets two significant
+    digits instead (``-.000031``, not ``-.0000``): its sign is what a reader looks for."""
+    if value is not None and math.isfinite(float(value)) and float(value) != 0.0:
+        magnitude = abs(float(value))
+        if magnitude < 0.5 * 10.0**-digits:
+            digits = 1 - math.floor(math.log10(magnitude))
     text = number(value, digits)
     return text if text.startswith("-") or text == "–" else "+" + text
 
