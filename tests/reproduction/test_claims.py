@@ -157,6 +157,33 @@ def test_trend_monotone_noisy_and_reversed():
     assert out.ours == ", ".join([*shown[:3], "…", *shown[-2:]]) + f" ({len(shown)} values of n)"
 
 
+def test_trend_ends_compares_a_trajectorys_start_and_end():
+    # a weight that falls fast, then creeps back up a little over a long plateau (as GBC's
+    # noisy-source weight does): not monotone, and Spearman's rho is positive, but it ends
+    # well below its start
+    its = np.arange(301)
+    weight = np.where(its < 30, 0.5 - 0.17 * its / 30, 0.33 + 0.014 * (its - 30) / 270)
+    t = pd.concat(
+        [pd.DataFrame({"dataset": "D", "method": "A", "task": 0, "n": 0, "draw": r,
+                       "iteration": its, "weight": weight + 0.001 * r}) for r in range(3)]
+    )  # fmt: skip
+    keys = {"t": [*KEYS["t"], "iteration"]}
+    down = claim(kind="trend", method="A", metric="weight", along="iteration",
+                 direction="decreasing", repeat_key="draw")  # fmt: skip
+    whole = evaluate_claim("w", down, {"t": t}, keys)
+    assert whole.verdict == FAILS and "Spearman ρ = +" in whole.detail
+    ends = evaluate_claim("w", {**down, "ends": True}, {"t": t}, keys)
+    assert ends.verdict == REPRODUCED and ends.n == 3
+    assert ends.detail.startswith("weight from .5010 at iteration 0 to .3450 at iteration 300;")
+    assert "over the whole series: 30 of 300 steps decreasing" in ends.detail
+    # the end must be past the start by more than atol, in the claim's direction
+    assert evaluate_claim("w", {**down, "ends": True, "atol": 0.2}, {"t": t}, keys).verdict == (
+        FAILS
+    )
+    up = {**down, "ends": True, "direction": "increasing"}
+    assert evaluate_claim("w", up, {"t": t}, keys).verdict == FAILS
+
+
 def test_trend_points_by_a_setting_whose_along_value_varies_per_split():
     # Three settings whose m differs a little per split (as a trace rule's rank does), the
     # metric falling with the setting but offset per split. Pooled, each (split, setting) is a

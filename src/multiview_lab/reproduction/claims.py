@@ -21,7 +21,10 @@ how it is checked on a results table (one row per unit, as the pipelines write t
     With ``points_by`` (a column, e.g. a setting whose ``along`` value differs a little from
     split to split, such as the rank a trace rule gives) each value of that column is one
     point, placed at the mean of ``along`` over its rows, so that the repetitions of a setting
-    are averaged together instead of each being a point of its own.
+    are averaged together instead of each being a point of its own. With ``ends: true`` only
+    the first and the last value are compared (a trajectory's start and end, e.g. a weight
+    over the boosting iterations: "falls" as "ends below where it started"); the detail still
+    gives the whole series' monotone steps and Spearman ρ.
 ``rank``
     ``method``'s mean ``metric`` ranks at most ``at_most`` (1: the best) among the methods of
     ``among`` (default: every method of the selected rows).
@@ -82,7 +85,7 @@ FIELDS = {
     },
     "trend": {
         "metric", "method", "along", "points_by", "direction", "repeat_key", "average_over",
-        "paper", "atol",
+        "paper", "atol", "ends",
     },
 }  # fmt: skip
 REQUIRED = {
@@ -448,20 +451,33 @@ def _trend(base: dict, claim: Mapping[str, Any], rows: pd.DataFrame, keys: list)
     signed = sign * means.to_numpy(dtype=float)
     held = (signed - np.maximum.accumulate(signed))[1:] >= -atol
     rho = stats.spearmanr(means.index.to_numpy(dtype=float), means.to_numpy()).statistic
-    if np.all(held):
-        verdict = REPRODUCED
-    elif sign * rho > 0:
-        verdict = DIRECTION
+    series = (
+        f"{int(held.sum())} of {len(held)} steps {claim['direction']} (or within {atol:g} of "
+        f"the best earlier value), Spearman ρ = {rho:+.2f}"
+    )
+    if claim.get("ends"):
+        first, last = means.iloc[0], means.iloc[-1]
+        verdict = REPRODUCED if sign * (last - first) > atol else FAILS
+        digits = _decimals(first, last)
+        detail = (
+            f"{claim['metric']} from {fmt.number(first, digits)} at {along} "
+            f"{_along_text(means.index[0])} to {fmt.number(last, digits)} at {along} "
+            f"{_along_text(means.index[-1])}; over the whole series: {series}"
+        )
     else:
-        verdict = FAILS
+        if np.all(held):
+            verdict = REPRODUCED
+        elif sign * rho > 0:
+            verdict = DIRECTION
+        else:
+            verdict = FAILS
+        detail = f"{claim['metric']} along {along}: {series}"
     return Verdict(
         **base,
         verdict=verdict,
         ours=_series_text(means, along),
         n=int(reps.notna().sum().min()),
-        detail=f"{claim['metric']} along {along}: {int(held.sum())} of {len(held)} steps "
-        f"{claim['direction']} (or within {atol:g} of the best earlier value), "
-        f"Spearman ρ = {rho:+.2f}",
+        detail=detail,
         values={"means": means.to_dict()},
     )
 
