@@ -99,6 +99,10 @@ class DaskBackend:
                 processes=True,
                 host="127.0.0.1",
                 dashboard_address=None,
+                # the scheduler serves its HTTP routes even without the dashboard, on 8787 by
+                # default: a free port instead, so that two runs (or a user's own cluster) do
+                # not collide and warn
+                scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
             )
             self.client = Client(self.cluster)
         self._scattered: dict[str, Any] = {}
