@@ -122,10 +122,9 @@ def signed(value: float, digits: int = 4) -> str:
 
     A difference that is not zero but would round to it at ``digits`` gets two significant
     digits instead (``-.000031``, not ``-.0000``): its sign is what a reader looks for."""
-    if value is not None and math.isfinite(float(value)) and float(value) != 0.0:
-        magnitude = abs(float(value))
-        if magnitude < 0.5 * 10.0**-digits:
-            digits = 1 - math.floor(math.log10(magnitude))
+    magnitude = abs(float(value)) if value is not None else math.nan
+    if 0.0 < magnitude < 0.5 * 10.0**-digits:  # False for nan and inf
+        digits = 1 - math.floor(math.log10(magnitude))
     text = number(value, digits)
     return text if text.startswith("-") or text == "–" else "+" + text
 

@@ -465,12 +465,7 @@ def _trend(base: dict, claim: Mapping[str, Any], rows: pd.DataFrame, keys: list)
             f"{_along_text(means.index[-1])}; over the whole series: {series}"
         )
     else:
-        if np.all(held):
-            verdict = REPRODUCED
-        elif sign * rho > 0:
-            verdict = DIRECTION
-        else:
-            verdict = FAILS
+        verdict = REPRODUCED if np.all(held) else DIRECTION if sign * rho > 0 else FAILS
         detail = f"{claim['metric']} along {along}: {series}"
     return Verdict(
         **base,
@@ -507,7 +502,8 @@ def _rank(base: dict, claim: Mapping[str, Any], rows: pd.DataFrame, keys: list) 
         verdict=REPRODUCED if rank <= at_most else FAILS,
         ours=f"rank {rank} of {len(order)}",
         n=int(reps[claim["method"]].notna().sum()),
-        detail=f"{claim['metric']} means, {'highest' if higher else 'lowest'} (rank 1) first: {top}",
+        detail=f"{claim['metric']} means, {'highest' if higher else 'lowest'} (rank 1) first: "
+        f"{top}",
         values={"rank": rank},
     )
 
