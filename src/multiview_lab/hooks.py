@@ -933,6 +933,11 @@ class MlflowHooks:
             for model_name, model in models.items():
                 self._log_model(mlflow, model_name, model)
             mlflow.end_run(status="FINISHED")
+        if models:
+            logger.info(
+                "MLflow: %d model%s of %s logged in its run.",
+                len(models), "" if len(models) == 1 else "s", method,
+            )  # fmt: skip
         self._children.pop(method, None)
 
     def _log_model(self, mlflow, model_name: str, model: Any) -> None:
@@ -981,7 +986,7 @@ class MlflowHooks:
             params=params or None,
             tags={"mlflow.note.content": note},
         )
-        logger.info("Logged MLflow model %s (%s).", model_name, info.model_uri)
+        logger.debug("Logged MLflow model %s (%s).", model_name, info.model_uri)
 
 
 def _merge(into: dict[str, dict[str, Any]], more: Mapping[str, Mapping[str, Any]], source: str):

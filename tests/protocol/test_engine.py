@@ -1,5 +1,7 @@
 """The experiment engine: units, seed policy, n_jobs invariance, cache, tuning, failures."""
 
+import logging
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -506,3 +508,38 @@ def test_the_eta_costs_each_unit_left_by_its_group():
     fresh = engine._Progress("t", [cheap] * 4)  # nothing recorded yet: time per unit
     fresh.tick(cheap, None)
     assert fresh.eta(2.0) == pytest.approx(6.0)
+
+
+def test_progress_lines_are_spaced_and_the_last_unit_always_logs(monkeypatch, caplog):
+    """A run of quick units logs its last unit only, not one line per unit; a slow run logs
+    every ~5 % of its units (here 2 of 40), and a long gap gets a line whatever the count."""
+    clock = {"now": 0.0}
+    monkeypatch.setattr(engine.time, "perf_counter", lambda: clock["now"])
+
+    def lines(n, seconds_per_unit):
+        caplog.clear()
+        progress = engine._Progress("t", [()] * n)
+        for _ in range(n):
+            clock["now"] += seconds_per_unit
+            progress.tick((), seconds_per_unit)
+        return [r.getMessage() for r in caplog.records if r.name == engine.logger.name]
+
+    with caplog.at_level(logging.INFO, logger=engine.logger.name):
+        quick = lines(10, 0.03)
+        assert len(quick) == 1 and quick[0].startswith("t: 10/10 units")
+        slow = lines(40, 3.0)  # a 5 % step (2 units) is 6 s apart
+        assert [m.split()[1] for m in slow] == [f"{k}/40" for k in range(2, 41, 2)]
+        sparse = lines(40, 1.0)  # 2 s per step: every 5 s at most, so steps 6, 12, ... s
+        assert [m.split()[1] for m in sparse] == [f"{k}/40" for k in (6, 12, 18, 24, 30, 36, 40)]
+        gap = lines(3, 61.0)  # fewer units than 20: step 1, each a minute apart
+        assert len(gap) == 3
+        caplog.clear()
+        summed_up = engine._Progress("t", [()] * 3, log_last=False)  # the caller sums up
+        for _ in range(3):
+            clock["now"] += 61.0
+            summed_up.tick((), 61.0)
+        assert [r.getMessage().split()[1] for r in caplog.records] == ["1/3", "2/3"]
+
+
+def test_engine_lines_count_in_words():
+    assert engine._count(1, "unit") == "1 unit" and engine._count(0, "method") == "0 methods"

@@ -114,7 +114,8 @@ def _recorded_cpu(out) -> float | None:
 
 
 class _Progress:
-    """INFO lines every ~5 % of the units or 60 s, with the elapsed time and an ETA.
+    """INFO lines every ~5 % of the units (at most one per 5 s) or 60 s, and at the last one
+    unless the caller sums up (``log_last=False``), with the elapsed time and an ETA.
 
     Units of one run can differ in cost by orders of magnitude (a gene set and a text corpus,
     n = 150 and n = 1000), so the ETA is not the mean time per unit times the units left: each
@@ -131,10 +132,13 @@ class _Progress:
         groups: Sequence[tuple],
         known: Sequence[tuple[tuple, float]] = (),
         what: str = "units",
+        log_last: bool = True,
     ) -> None:
         self.label, self.total, self.done, self.what = label, len(groups), 0, what
+        self.log_last = log_last  # False: the caller logs its own line when all are done
         self.start = self.last = time.perf_counter()
         self.step = max(1, self.total // 20)
+        self.min_interval = 5.0  # seconds: a run of quick units gets a line now and then
         self.left: dict[tuple, int] = {}
         for g in groups:
             self.left[g] = self.left.get(g, 0) + 1
@@ -169,7 +173,10 @@ class _Progress:
             self._record(group, cpu)
             self.run_cpu += cpu
         now = time.perf_counter()
-        if self.done % self.step and self.done != self.total and now - self.last < 60:
+        since = now - self.last
+        due = since >= 60 or (self.done % self.step == 0 and since >= self.min_interval)
+        last = self.done == self.total
+        if not (self.log_last if last else due):
             return
         self.last = now
         elapsed = now - self.start
@@ -276,13 +283,15 @@ def run_experiment(
         backend = backend_from_config(config)
     archived = f" ({n_archived} of them from the archive)" if n_archived else ""
     logger.info(
-        "%s: %d units (%d methods), %d in the cache%s, on %s.",
-        label, len(units), len(parsed), n_cached, archived, backend.describe(),
+        "%s: %s (%s), %d in the cache%s, on %s.",
+        label, _count(len(units), "unit"), _count(len(parsed), "method"), n_cached, archived,
+        backend.describe(),
     )  # fmt: skip
     progress = _Progress(
         label,
         [cost_group(units[i][0]) for i in todo],
         [(cost_group(units[i][0]), c) for i, o in enumerate(outputs) if (c := _recorded_cpu(o))],
+        log_last=False,
     )
     tally = WarningTally(label)
     blas = config["blas_threads"]
@@ -327,8 +336,9 @@ def run_experiment(
     tally.summarise()
     result = _assemble(units, outputs, n_cached, added)
     logger.info(
-        "%s: %d units done (%d from the cache) in %s; measured cost of all of them %s%s.",
-        label, len(units), n_cached, _duration(time.perf_counter() - started), _duration(result.cpu_seconds, "CPU"),
+        "%s: %s done (%d from the cache) in %s; measured cost of all of them %s%s.",
+        label, _count(len(units), "unit"), n_cached, _duration(time.perf_counter() - started),
+        _duration(result.cpu_seconds, "CPU"),
         f" ({result.n_unmeasured} cached units without a record)" if result.n_unmeasured else "",
     )  # fmt: skip
     return result
@@ -382,6 +392,11 @@ def cache_status(
         cpu = out.rows[0].get("cpu_time_s", np.nan) if out is not None and out.rows else np.nan
         rows.append({**unit, "stage": "unit", "status": status, "cpu_time_s": cpu})
     return pd.DataFrame(rows)
+
+
+def _count(n: int, noun: str) -> str:
+    """``1 unit``, ``2 units``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _duration(seconds: float, unit: str = "") -> str:

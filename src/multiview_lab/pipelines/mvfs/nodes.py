@@ -238,7 +238,12 @@ def objective_gap(
         metrics[f"objective_gap/{method}/rel_gap_max"] = float(gaps.max())
         metrics[f"objective_gap/{method}/top{top_k}_overlap_mean"] = float(overlaps.mean())
         rows += block
-    logger.info("Objective gap to %s: %s", reference, metrics)
+        logger.info(
+            "%s against %s at the same λ (%d split%s): relative objective gap mean %.3g, "
+            "max %.3g; %.1f of the top %d features shared on average.",
+            method, reference, len(block), "" if len(block) == 1 else "s", gaps.mean(),
+            gaps.max(), overlaps.mean(), top_k,
+        )  # fmt: skip
     return pd.DataFrame(rows), metrics
 
 
