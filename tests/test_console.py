@@ -47,3 +47,27 @@ def test_a_smoke_run_ends_with_its_summary_and_no_noise(tmp_path):
     assert re.search(r"pbmvboost PB-MVBoost: \d+ units done \(0 from the cache\)", text)
     assert not re.search(r"pbmvboost \S+: \d+/\d+ units", text)
     assert re.search(r"MLflow: \d+ models? of PB-MVBoost logged in its run", text)
+
+
+def test_log_messages_print_as_written(capsys):
+    """Kedro's RichHandler reads "[word ...]" in a message as Rich markup and drops it (a
+    warning's own text, the tally's note); conf/logging.yml turns markup off."""
+    import logging
+    import pydoc
+
+    import yaml
+
+    conf = Path(__file__).parents[1] / "conf" / "logging.yml"
+    config = dict(yaml.safe_load(conf.read_text())["handlers"]["rich"])
+    config["rich_tracebacks"] = False
+    handler = pydoc.locate(config.pop("class"))(**config)
+    logger = logging.getLogger("tests.console.markup")
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        logger.warning("x %s [further units]", "[b]y[/b]")  # short: no wrapping at 80
+    finally:
+        logger.removeHandler(handler)
+        logging.captureWarnings(False)  # the handler turned it on
+    out = re.sub(r"\s+", " ", capsys.readouterr().out)
+    assert "x [b]y[/b] [further units]" in out
