@@ -66,3 +66,8 @@ def test_better_override_is_checked():
     assert fmt.better("k", {"k": "min"}) == "min"
     with pytest.raises(ValueError, match="better.k"):
         fmt.better("k", {"k": "lowest"})
+
+
+def test_count_writes_the_noun_in_the_plural_unless_one():
+    assert fmt.count(1, "unit") == "1 unit"
+    assert fmt.count(0, "method") == "0 methods" and fmt.count(12, "model") == "12 models"

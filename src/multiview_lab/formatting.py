@@ -129,6 +129,11 @@ def signed(value: float, digits: int = 4) -> str:
     return text if text.startswith("-") or text == "–" else "+" + text
 
 
+def count(n: int, noun: str) -> str:
+    """``1 unit``, ``2 units``: a count and its noun (a regular plural) for a log line."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def mean_std(mean: float, std: float | None, digits: int = 4, n: float | None = None) -> str:
     """``mean ± std``; ``mean ± –`` when there is one repetition (``n == 1``) or no std."""
     if mean is None or not math.isfinite(float(mean)):

@@ -62,6 +62,8 @@ from typing import Any
 
 from kedro.framework.hooks import hook_impl
 
+from multiview_lab import formatting as fmt
+
 logger = logging.getLogger(__name__)
 
 REPORTING_DIR = "08_reporting"
@@ -935,8 +937,7 @@ class MlflowHooks:
             mlflow.end_run(status="FINISHED")
         if models:
             logger.info(
-                "MLflow: %d model%s of %s logged in its run.",
-                len(models), "" if len(models) == 1 else "s", method,
+                "MLflow: %s of %s logged in its run.", fmt.count(len(models), "model"), method,
             )  # fmt: skip
         self._children.pop(method, None)
 

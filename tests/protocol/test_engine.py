@@ -539,7 +539,3 @@ def test_progress_lines_are_spaced_and_the_last_unit_always_logs(monkeypatch, ca
             clock["now"] += 61.0
             summed_up.tick((), 61.0)
         assert [r.getMessage().split()[1] for r in caplog.records] == ["1/3", "2/3"]
-
-
-def test_engine_lines_count_in_words():
-    assert engine._count(1, "unit") == "1 unit" and engine._count(0, "method") == "0 methods"

@@ -38,6 +38,7 @@ import joblib
 import numpy as np
 import pandas as pd
 
+from multiview_lab import formatting as fmt
 from multiview_lab.protocol import tuning
 from multiview_lab.protocol.cache import array_fingerprint, cache_path, code_fingerprint, unit_key
 from multiview_lab.protocol.execution import backend_from_config, check_execution
@@ -284,7 +285,7 @@ def run_experiment(
     archived = f" ({n_archived} of them from the archive)" if n_archived else ""
     logger.info(
         "%s: %s (%s), %d in the cache%s, on %s.",
-        label, _count(len(units), "unit"), _count(len(parsed), "method"), n_cached, archived,
+        label, fmt.count(len(units), "unit"), fmt.count(len(parsed), "method"), n_cached, archived,
         backend.describe(),
     )  # fmt: skip
     progress = _Progress(
@@ -337,7 +338,7 @@ def run_experiment(
     result = _assemble(units, outputs, n_cached, added)
     logger.info(
         "%s: %s done (%d from the cache) in %s; measured cost of all of them %s%s.",
-        label, _count(len(units), "unit"), n_cached, _duration(time.perf_counter() - started),
+        label, fmt.count(len(units), "unit"), n_cached, _duration(time.perf_counter() - started),
         _duration(result.cpu_seconds, "CPU"),
         f" ({result.n_unmeasured} cached units without a record)" if result.n_unmeasured else "",
     )  # fmt: skip
@@ -392,11 +393,6 @@ def cache_status(
         cpu = out.rows[0].get("cpu_time_s", np.nan) if out is not None and out.rows else np.nan
         rows.append({**unit, "stage": "unit", "status": status, "cpu_time_s": cpu})
     return pd.DataFrame(rows)
-
-
-def _count(n: int, noun: str) -> str:
-    """``1 unit``, ``2 units``."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _duration(seconds: float, unit: str = "") -> str:

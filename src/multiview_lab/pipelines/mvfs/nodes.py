@@ -239,10 +239,10 @@ def objective_gap(
         metrics[f"objective_gap/{method}/top{top_k}_overlap_mean"] = float(overlaps.mean())
         rows += block
         logger.info(
-            "%s against %s at the same λ (%d split%s): relative objective gap mean %.3g, "
-            "max %.3g; %.1f of the top %d features shared on average.",
-            method, reference, len(block), "" if len(block) == 1 else "s", gaps.mean(),
-            gaps.max(), overlaps.mean(), top_k,
+            "%s against %s at the same λ (%s): relative objective gap mean %.3g, max %.3g; "
+            "%.1f of the top %d features shared on average.",
+            method, reference, fmt.count(len(block), "split"), gaps.mean(), gaps.max(),
+            overlaps.mean(), top_k,
         )  # fmt: skip
     return pd.DataFrame(rows), metrics
 
