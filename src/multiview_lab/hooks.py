@@ -483,6 +483,7 @@ class MlflowHooks:
         self._pid: int | None = None
         self._child_tags: dict[str, str] = {}
         self._children: dict[str, str] = {}  # method -> its open nested run
+        self._n_methods = 0  # nested runs logged
         self._methods: dict[str, dict[str, Any]] = {}  # method -> {"params", "reading_of"}
         self._examples: dict[str, tuple[str, Any]] = {}  # model name -> (kind, input example)
 
@@ -833,13 +834,18 @@ class MlflowHooks:
     def _log_summary(self, pipeline, catalog, run_id: str) -> None:
         """The run's last lines: where its reports are, its MLflow run and how to browse it."""
         reports = ", ".join(self._report_dirs(pipeline, catalog)) or "none"
+        nested = (
+            f", with a nested run for each of its {fmt.count(self._n_methods, 'method')}"
+            if self._n_methods
+            else ""
+        )
         logger.info(
-            "Run finished. Reports: %s. MLflow run %s (experiment %r), one nested run per "
-            "method. Browse it with `make mlflow-ui` (http://127.0.0.1:5000), the DAG with "
-            "`make viz`.",
+            "Run finished. Reports: %s. MLflow run %s (experiment %r)%s. Browse it with "
+            "`make mlflow-ui` (http://127.0.0.1:5000), the DAG with `make viz`.",
             reports,
             run_id,
             self._experiment,
+            nested,
         )
 
     @hook_impl
@@ -922,6 +928,7 @@ class MlflowHooks:
         order = list(dict.fromkeys([*self._children, *per_method, *models]))
         if order:
             mlflow.set_tag("methods", ", ".join(order)[:5000])
+        self._n_methods = len(order)
         for method in order:
             self._log_method(mlflow, method, per_method.get(method, {}), models.get(method, {}))
 

@@ -74,7 +74,7 @@ def check_claims(papers: Mapping[str, Any], tables: Mapping[str, Any], **inputs:
         "Reproduction: %d claims over %d papers: %s.",
         len(verdicts),
         len(papers),
-        ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS),
+        ", ".join(f"{v} {counts.get(v, 0)}" for v in VERDICTS),
     )
     return verdicts
 
