@@ -40,6 +40,7 @@ os.environ.setdefault("KEDRO_DISABLE_TELEMETRY", "1")
 
 from _stages import REPETITION_KEYS, prepare_stages, stage_units  # noqa: E402
 
+from multiview_lab.formatting import count  # noqa: E402
 from multiview_lab.protocol import cache_status  # noqa: E402
 from multiview_lab.protocol.sharing import apply_protocol_sharing  # noqa: E402
 
@@ -251,7 +252,7 @@ def main() -> None:
         f"{total['done_cpu_h']:.2f} CPU-h measured, about {total['left_cpu_h']:.2f} CPU-h left "
         f"(about {total['left_cpu_h'] / 2:.1f} h on 2 cores)"
         + (
-            f", not counting {len(unknown)} methods with nothing measured yet "
+            f", not counting {count(len(unknown), 'method')} with nothing measured yet "
             "(benchmarks/bench_paper_cost.py projects those)."
             if len(unknown)
             else "."
