@@ -13,9 +13,9 @@ is reported as such instead of being computed.
 
 Per method it prints the units (cached / waiting for their group's shared inner CV / to run),
 the shared CVs (cached / total), the measured CPU-hours of what is cached (the ``cpu_time_s``
-every unit records) and a projection of what is left: the mean measured cost of the method's
-cached units (and CVs) times the units (and CVs) left, per cost group when the group has
-cached units.
+every unit records) and a projection of what is left: per cost group, the mean measured cost
+of its cached units (and CVs) times its units (and CVs) left; a group with none cached is
+costed from the method's groups of other sizes (:class:`multiview_lab.protocol.costs.CostModel`).
 
 Usage (from the checkout the run uses, so the code keys match)::
 
@@ -29,6 +29,7 @@ import os
 import shutil
 import sys
 import tempfile
+from collections import Counter
 from pathlib import Path
 
 import pandas as pd
@@ -42,6 +43,7 @@ from _stages import REPETITION_KEYS, prepare_stages, stage_units  # noqa: E402
 
 from multiview_lab.formatting import count  # noqa: E402
 from multiview_lab.protocol import cache_status  # noqa: E402
+from multiview_lab.protocol.costs import CostModel  # noqa: E402
 from multiview_lab.protocol.sharing import apply_protocol_sharing  # noqa: E402
 
 
@@ -70,22 +72,18 @@ def stage_status(stage: dict, store: dict) -> pd.DataFrame:
 
 def _projected_s(frame: pd.DataFrame, group_keys: list[str]) -> float:
     """CPU seconds left: per cost group, its units left times its cached units' mean measured
-    cost (the method's mean where a group has none measured)."""
-    measured = frame[frame["cpu_time_s"].notna() & (frame["status"] == "cached")]
-    if measured.empty:
+    cost; a group with none measured from its neighbours in size, or at the method's mean
+    (:class:`~multiview_lab.protocol.costs.CostModel`)."""
+    done = (frame["status"] == "cached") & frame["cpu_time_s"].notna()
+    if not done.any():
         return float("nan")
-    overall = measured["cpu_time_s"].mean()
-    left = frame[frame["status"] != "cached"]
-    if left.empty:
-        return 0.0
     keys = [k for k in group_keys if k in frame.columns]
-    if not keys:
-        return float(len(left) * overall)
-    means = measured.groupby(keys, dropna=False)["cpu_time_s"].mean()
-    total = 0.0
-    for group, part in left.groupby(keys, dropna=False):
-        total += len(part) * float(means.get(group, overall))
-    return total
+    groups = [tuple((k, str(v)) for k, v in zip(keys, row, strict=True))
+              for row in frame[keys].itertuples(index=False)]  # fmt: skip
+    pairs = zip(groups, frame["cpu_time_s"], done, strict=True)
+    model = CostModel((g, c) for g, c, d in pairs if d)
+    left = Counter(g for g, s in zip(groups, frame["status"], strict=True) if s != "cached")
+    return model.projected(left)
 
 
 def _projected_cvs_s(cvs: pd.DataFrame, group_keys: list[str]) -> float:
@@ -242,7 +240,8 @@ def main() -> None:
     table = summarise(status)
     fmt = {"float_format": lambda v: f"{v:.3g}", "index": False}
     print(f"\n{args.project} ({args.env} env): cached units and shared CVs, measured CPU-hours")
-    print("(done) and a projection from the cached units' mean cost (left; ? = none measured):")
+    print("(done) and a projection from the cached units' cost per group and size (left; ? = none")
+    print("measured):")
     shown = table.assign(left_cpu_h=table["left_cpu_h"].map(lambda v: "?" if pd.isna(v) else v))
     print(shown.to_string(**fmt))
     total = table[["units", "cached", "done_cpu_h", "left_cpu_h"]].sum()

@@ -1,6 +1,7 @@
 """benchmarks/paper_status.py: the per-method summary of a run's cache status."""
 
 import importlib.util
+import math
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +23,7 @@ def paper_status():
 
 def test_summary_counts_and_projects_per_cost_group(paper_status):
     """Units left are costed at their own group's measured mean (train_pct 10: 10 s, 90: 30 s),
-    a group with nothing measured at the method's mean, shared CVs apart."""
+    a group with nothing measured from the other sizes, shared CVs apart."""
     rows = []
     for pct, cpu, n_done, n_left in ((10, 10.0, 2, 2), (90, 30.0, 1, 3), (50, None, 0, 1)):
         for i in range(n_done + n_left):
@@ -62,7 +63,8 @@ def test_summary_counts_and_projects_per_cost_group(paper_status):
     a = table.loc["A"]
     assert (a["units"], a["cached"], a["to_run"], a["shared_cvs"]) == (9, 3, 6, "1/1")
     assert a["done_cpu_h"] == pytest.approx((2 * 10 + 30 + 100) / 3600)
-    mean = (2 * 10 + 30) / 3
-    assert a["left_cpu_h"] == pytest.approx((2 * 10 + 3 * 30 + 1 * mean) / 3600)
+    # train_pct 50, nothing measured: on the power law through 10 % (10 s) and 90 % (30 s)
+    at_50 = 10 * (50 / 10) ** (math.log(3) / math.log(9))
+    assert a["left_cpu_h"] == pytest.approx((2 * 10 + 3 * 30 + 1 * at_50) / 3600)
     b = table.loc["B"]
     assert b["waiting"] == 1 and np.isnan(b["left_cpu_h"])  # nothing measured: no projection

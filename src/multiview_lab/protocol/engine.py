@@ -41,6 +41,7 @@ import pandas as pd
 from multiview_lab import formatting as fmt
 from multiview_lab.protocol import tuning
 from multiview_lab.protocol.cache import array_fingerprint, cache_path, code_fingerprint, unit_key
+from multiview_lab.protocol.costs import CostModel
 from multiview_lab.protocol.execution import backend_from_config, check_execution
 from multiview_lab.protocol.registry import Method, is_enabled, parse_methods
 from multiview_lab.protocol.sharing import shared_groups, tuned_on
@@ -122,7 +123,8 @@ class _Progress:
     n = 150 and n = 1000), so the ETA is not the mean time per unit times the units left: each
     unit left is costed at the mean recorded CPU time of the finished units of its
     :func:`cost_group` (this run's, and the cached ones', so a resumed run knows its groups from
-    the start; a group with none finished yet gets the mean of all), and the sum is converted
+    the start; a group with none finished yet is costed from its neighbours in size, see
+    :class:`~multiview_lab.protocol.costs.CostModel`), and the sum is converted
     to wall time at the rate this run has achieved so far (wall seconds per CPU second, which
     covers the workers and whatever else shares the cores).
     """
@@ -143,35 +145,21 @@ class _Progress:
         self.left: dict[tuple, int] = {}
         for g in groups:
             self.left[g] = self.left.get(g, 0) + 1
-        self.cost: dict[tuple, list[float]] = {}  # group -> [sum, count] of recorded CPU
-        for g, cpu in known:
-            self._record(g, cpu)
+        self.cost = CostModel(known)  # recorded CPU per group, and the projection
         self.run_cpu = 0.0
-
-    def _record(self, group: tuple, cpu: float) -> None:
-        entry = self.cost.setdefault(group, [0.0, 0])
-        entry[0] += cpu
-        entry[1] += 1
 
     def eta(self, elapsed: float) -> float:
         """Wall seconds left (see the class docstring)."""
         if not self.run_cpu:
             return elapsed / max(self.done, 1) * (self.total - self.done)
-        total = sum(s for s, _ in self.cost.values())
-        count = sum(c for _, c in self.cost.values())
-        fallback = total / count
-        cpu_left = sum(
-            n * (self.cost[g][0] / self.cost[g][1] if g in self.cost else fallback)
-            for g, n in self.left.items()
-        )
-        return cpu_left * elapsed / self.run_cpu
+        return self.cost.projected(self.left) * elapsed / self.run_cpu
 
     def tick(self, group: tuple = (), cpu: float | None = None) -> None:
         self.done += 1
         if self.left.get(group):
             self.left[group] -= 1
         if cpu is not None:
-            self._record(group, cpu)
+            self.cost.add(group, cpu)
             self.run_cpu += cpu
         now = time.perf_counter()
         since = now - self.last
