@@ -7,9 +7,13 @@ costed at its group's mean measured CPU time. A group with nothing measured yet 
 the groups that differ from it in one numeric key only (a training size, a number of sources):
 through a power law ``cost = a * size ** b`` fitted by least squares on the logarithms of
 their means when they have two sizes or more, and in proportion to the size when they have
-one. Only a group with no such neighbour gets the mean of every measured unit: the mean of a
-cheap size is no estimate of a dear one (GBC's GBDT baseline costs ~1 CPU-min a unit at a
-10 % training share of the digits and ~5 at 50 %).
+one. Only a group with no such neighbour gets the mean of every measured unit.
+
+Measured on gbc's paper run, projecting its 50 and 90 % units from its 10 % units alone: the
+GBDT baseline, fitted on the labelled share, 0.34 CPU-h (measured 0.33; the mean of the 10 %
+units, the rule before this one, gave 0.03); GBC, whose transductive fit costs about the same
+at every labelled share, 1.64 (measured 0.48; the mean gave 0.24). With one size measured the
+proportional rule errs on the side of too much; a second measured size replaces it by the fit.
 """
 
 from __future__ import annotations
