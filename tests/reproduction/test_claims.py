@@ -66,6 +66,19 @@ def test_value_within_and_outside_tolerance():
     assert off.values["diff"] == pytest.approx(-0.02)
 
 
+def test_a_claims_note_is_kept_with_its_verdict_on_one_line():
+    # how a claim is read (a threshold of ours, a test the paper does not name) goes with the
+    # verdict into the report; a folded YAML block's line breaks become spaces
+    t = results({"A": 0.0}, noise=0.0)
+    c = claim(kind="value", where={"method": "A", "n": 500}, metric="score", paper=1.0,
+              tolerance=0.01, repeat_key="draw", average_over=["task"],
+              note="our threshold:\n  1 % of the score")  # fmt: skip
+    assert check(c, t).note == "our threshold: 1 % of the score"
+    assert check(claim(kind="value", where={"method": "Z"}, metric="score", paper=1.0,
+                       tolerance=0.01, note="n"), t).note == "n"  # fmt: skip
+    assert check({k: v for k, v in c.items() if k != "note"}, t).note == ""
+
+
 def test_repetitions_average_then_group_and_refuse_hidden_keys():
     t = results({"A": 0.0, "B": 0.1})
     reps = repetitions(t[t["n"] == 500], "score", ["method"], "draw", ["task"], KEYS["t"])
@@ -249,14 +262,17 @@ def test_reference_expands_to_cells_and_significance():
         ],
     }  # fmt: skip
     c = {"id": "t1", "kind": "reference", "claim": "{method} {metric}", "table": "t",
-         "reference": "x.reference", "repeat_key": "draw", "average_over": ["task"]}  # fmt: skip
+         "reference": "x.reference", "repeat_key": "draw", "average_over": ["task"],
+         "note": "read off the table"}  # fmt: skip
     claims = expand_reference(c, reference)
     assert [x["kind"] for x in claims] == ["value", "value", "better"]
+    assert {x["note"] for x in claims} == {"read off the table"}  # each cell carries the note
     assert claims[0]["claim"] == "A score" and claims[0]["paper_std"] == 0.01
     assert claims[2]["method"] == "A" and claims[2]["than"] == ["B"]
     t = results({"A": 0.02, "B": -0.05}, noise=0.001)
     out = evaluate_claims({"p": [c]}, {"t": t}, KEYS, {"x.reference": reference})
     assert list(out["verdict"]) == [REPRODUCED, REPRODUCED, REPRODUCED]
+    assert list(out["note"]) == ["read off the table"] * 3
     with pytest.raises(ClaimError, match="not a parameter block"):
         evaluate_claims({"p": [c]}, {"t": t}, KEYS, {})
 

@@ -124,6 +124,7 @@ class Verdict:
     detail: str = ""
     figure: str = ""
     group: str = ""
+    note: str = ""  # how the claim is read (a threshold of ours, a test the paper does not name)
     values: dict[str, Any] = field(default_factory=dict)
 
     def row(self) -> dict[str, Any]:
@@ -269,6 +270,7 @@ def evaluate_claim(
         figure=str(claim.get("figure", "")),
         paper_value=_paper_text(claim.get("paper", "")),
         group=str(claim.get("group", "")),
+        note=" ".join(str(claim.get("note", "")).split()),
     )
     table = tables.get(claim["table"])
     if table is None or len(table) == 0:
@@ -530,7 +532,7 @@ def expand_reference(claim: Mapping[str, Any], reference: Mapping[str, Any]) -> 
             "'tolerance' per metric."
         )
     metrics = list(tolerance)
-    common = {k: claim[k] for k in ("table", "repeat_key", "average_over") if k in claim}
+    common = {k: claim[k] for k in ("table", "repeat_key", "average_over", "note") if k in claim}
     source = str(reference.get("source", claim.get("source", "")))
     out: list[dict] = []
     for rec in records:

@@ -91,6 +91,23 @@ def test_a_long_value_of_ours_wraps_so_the_verdict_column_stays_on_the_page():
     assert "nowrap" not in rule and "max-width" in rule
 
 
+def test_a_claims_note_is_shown_under_it_in_both_reports():
+    # the conf's notes say how a claim is read ("drastic" as K <= 10 % of d); they reached
+    # neither report before, so a reader saw a verdict without the reading behind it
+    verdicts = _verdicts(paper=["p1", "p1"], claim=["K is small", "plain"],
+                         note=["read as K <= 10 % of d & <d>", ""])  # fmt: skip
+    md, page = write_report(verdicts, {"p1": {"pipeline": "p"}}, None)
+    assert "| K is small<br>*read as K <= 10 % of d & <d>* |" in md
+    assert "| plain |" in md
+    assert (
+        '<td>K is small<div class="note">read as K &lt;= 10 % of d &amp; &lt;d&gt;</div></td>'
+        in page
+    )
+    assert "<td>plain</td>" in page
+    # a verdict table written before notes existed still renders
+    assert "| K is small |" in write_report(verdicts.drop(columns="note"), {"p1": {}}, None)[0]
+
+
 def test_figures_of_a_pipeline_that_never_ran_are_named_not_shown_as_broken_images():
     verdicts = _verdicts(paper=["p1", "p2"], claim=["c", "d"])
     papers = {

@@ -292,9 +292,10 @@ def write_report(
         ]
         for r in group.itertuples():
             ours = f"{r.ours} ({r.n})" if r.ours else "–"
+            note = getattr(r, "note", "")
             md.append(
-                f"| {r.claim} | {r.source} | {r.paper_value or '–'} | {ours} | **{r.verdict}** "
-                f"| {r.detail} |"
+                f"| {r.claim}{f'<br>*{note}*' if note else ''} | {r.source} | "
+                f"{r.paper_value or '–'} | {ours} | **{r.verdict}** | {r.detail} |"
             )
         figures = spec.get("figures") or {}
         if figures and not infos.get(spec.get("pipeline")):
@@ -318,6 +319,11 @@ def _figure_check(figures_dir: str | None):
         return lambda path: True
     root = Path(figures_dir)
     return lambda path: (root / path).is_file()
+
+
+def _note_html(note: str) -> str:
+    """A claim's note (how it is read), under its text."""
+    return f'<div class="note">{html.escape(note)}</div>' if note else ""
 
 
 def _html(
@@ -373,7 +379,8 @@ def _html(
 
         def rows(frame) -> str:
             return "".join(
-                f"<tr><td>{esc(r.claim)}</td><td>{esc(r.source)}</td>"
+                f"<tr><td>{esc(r.claim)}{_note_html(getattr(r, 'note', ''))}</td>"
+                f"<td>{esc(r.source)}</td>"
                 f'<td class="num">{esc(r.paper_value or "–")}</td>'
                 f'<td class="ours">{esc(r.ours or "–")}</td><td class="num">{r.n}</td>'
                 f'<td>{badge(r.verdict)}</td><td class="detail">{esc(r.detail)}</td></tr>'
@@ -418,7 +425,8 @@ def _html(
         "th{background:#f6f8fa;text-align:left}td.num{text-align:right;white-space:nowrap}"
         # ours can be a long series (a trend claim's values): it wraps, the verdict stays in view
         "td.ours{text-align:right;min-width:6em;max-width:24em;overflow-wrap:anywhere}"
-        "td.detail{font-size:12px;color:#57606a}.badge{color:#fff;border-radius:10px;"
+        "td.detail,.note{font-size:12px;color:#57606a}.note{font-style:italic;margin-top:2px}"
+        ".badge{color:#fff;border-radius:10px;"
         "padding:1px 8px;font-size:12px;white-space:nowrap}.ref{color:#57606a;font-style:italic}"
         ".figures{display:flex;flex-wrap:wrap;gap:12px}figure{margin:0;width:360px}"
         "figure img{width:100%;border:1px solid #d0d7de}figcaption{font-size:12px}"
