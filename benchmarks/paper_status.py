@@ -44,6 +44,7 @@ from _stages import REPETITION_KEYS, prepare_stages, stage_units  # noqa: E402
 from multiview_lab.formatting import count  # noqa: E402
 from multiview_lab.protocol import cache_status  # noqa: E402
 from multiview_lab.protocol.costs import CostModel  # noqa: E402
+from multiview_lab.protocol.engine import cost_group  # noqa: E402
 from multiview_lab.protocol.sharing import apply_protocol_sharing  # noqa: E402
 
 
@@ -78,7 +79,7 @@ def _projected_s(frame: pd.DataFrame, group_keys: list[str]) -> float:
     if not done.any():
         return float("nan")
     keys = [k for k in group_keys if k in frame.columns]
-    groups = [tuple((k, str(v)) for k, v in zip(keys, row, strict=True))
+    groups = [cost_group(dict(zip(keys, row, strict=True)))  # the engine's groups, as its ETA
               for row in frame[keys].itertuples(index=False)]  # fmt: skip
     pairs = zip(groups, frame["cpu_time_s"], done, strict=True)
     model = CostModel((g, c) for g, c, d in pairs if d)

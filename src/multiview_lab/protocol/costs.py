@@ -107,10 +107,9 @@ class CostModel:
                         points.append((other_size, total / count))
             if not points:
                 continue
-            sizes = np.log([s for s, _ in points])
-            costs = np.log([max(c, 1e-9) for _, c in points])
+            sizes, costs = np.array(points).T
             if np.ptp(sizes) > 0:  # two sizes or more: cost = a * size ** b
-                slope, intercept = np.polyfit(sizes, costs, 1)
+                slope, intercept = np.polyfit(np.log(sizes), np.log(np.maximum(costs, 1e-9)), 1)
                 return float(np.exp(intercept + slope * math.log(size)))
-            return float(np.exp(costs).mean() * size / np.exp(sizes[0]))  # in proportion
+            return float(costs.mean() * size / sizes[0])  # one size: in proportion
         return None
