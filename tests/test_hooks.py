@@ -286,3 +286,30 @@ def test_a_run_relabels_the_pipelines_whose_results_or_reports_it_writes(tmp_pat
     assert written_pipelines(pipe("timing", "memory"), catalog, tmp_path) == {"miml"}
     assert written_pipelines(pipe("table", "splits"), catalog, tmp_path) == {"memd"}
     assert written_pipelines(pipe("splits", "outside", "loose"), catalog, tmp_path) == set()
+
+
+def test_run_note_says_what_a_paper_env_runs_of_each_pipelines_protocol():
+    """The run's note (MLflow's description) is the pipeline's text, the env's, then what that
+    pipeline's own conf runs of its paper's protocol in that env: gbc's paper env says it runs
+    a stated part; a pipeline whose paper env is the whole protocol, or another env, does not."""
+    import yaml
+
+    from multiview_lab.hooks import MlflowHooks
+    from multiview_lab.pipeline_registry import register_pipelines
+
+    root = Path(__file__).resolve().parents[1]
+    hooks = MlflowHooks()
+    hooks._config = yaml.safe_load((root / "conf/base/mlflow.yml").read_text())
+    descriptions = hooks._config["descriptions"]
+    gbc_paper = hooks._run_description(["gbc"], "paper")
+    assert gbc_paper.startswith("Gradient Boosting Consensus")
+    paragraphs = gbc_paper.split("\n\n")
+    assert paragraphs[1].startswith("The paper's protocol")
+    assert "stated part" in paragraphs[2] and "Self-GBDT on 1" in paragraphs[2]
+    assert len(hooks._run_description(["pbmvboost"], "paper").split("\n\n")) == 2
+    assert "stated part" not in hooks._run_description(["gbc"], "base")
+    assert "NOT the paper's full protocol" in hooks._run_description(["gbc"], "base")
+    # every pipeline and env named exists, so that a typo cannot silently drop a note
+    envs = {p.name for p in (root / "conf").iterdir() if p.is_dir()}
+    for pipeline, by_env in descriptions["env_by_pipeline"].items():
+        assert pipeline in register_pipelines() and set(by_env) <= envs

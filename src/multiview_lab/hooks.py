@@ -56,7 +56,7 @@ import platform
 import re
 import signal
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -564,6 +564,18 @@ class MlflowHooks:
     def _description(self, kind: str, name: str) -> str:
         return str(((self._config.get("descriptions") or {}).get(kind) or {}).get(name) or "")
 
+    def _run_description(self, names: Sequence[str], env: str) -> str:
+        """The run's note: each pipeline's text, the env's, then what each pipeline's own conf
+        in that env runs of its paper's protocol (``descriptions.env_by_pipeline``: pipeline
+        -> env -> text, e.g. the stated part that gbc's paper env runs)."""
+        by_pipeline = (self._config.get("descriptions") or {}).get("env_by_pipeline") or {}
+        texts = (
+            *(self._description("pipelines", n) for n in names),
+            self._description("envs", env),
+            *(str((by_pipeline.get(n) or {}).get(env) or "") for n in names),
+        )
+        return "\n\n".join(" ".join(t.split()) for t in texts if t)
+
     def _get_experiment_id(self, mlflow, name: str) -> str:
         experiment = mlflow.get_experiment_by_name(name)
         if experiment is not None:
@@ -646,14 +658,7 @@ class MlflowHooks:
         self._experiment_id = experiment_id
         self._drop_empty_default(mlflow)
         env = run_params.get("env") or "base"
-        description = "\n\n".join(
-            t
-            for t in (
-                *(self._description("pipelines", n) for n in names),
-                self._description("envs", env),
-            )
-            if t
-        )
+        description = self._run_description(names, env)
         git = _git_state(self._project_path)
         self._child_tags = {
             "kedro.run_id": str(run_params.get("run_id")),
