@@ -289,9 +289,9 @@ def test_a_run_relabels_the_pipelines_whose_results_or_reports_it_writes(tmp_pat
 
 
 def test_run_note_says_what_a_paper_env_runs_of_each_pipelines_protocol():
-    """The run's note (MLflow's description) is the pipeline's text, the env's, then what that
-    pipeline's own conf runs of its paper's protocol in that env: gbc's paper env says it runs
-    a stated part; a pipeline whose paper env is the whole protocol, or another env, does not."""
+    """The run's note (MLflow's description) is the pipeline's text, then the env's, or the
+    pipeline's own note for that env: gbc's paper env says it runs a stated part of the paper's
+    protocol; a pipeline whose paper env is the whole protocol, or another env, does not."""
     import yaml
 
     from multiview_lab.hooks import MlflowHooks
@@ -304,10 +304,13 @@ def test_run_note_says_what_a_paper_env_runs_of_each_pipelines_protocol():
     gbc_paper = hooks._run_description(["gbc"], "paper")
     assert gbc_paper.startswith("Gradient Boosting Consensus")
     paragraphs = gbc_paper.split("\n\n")
-    assert paragraphs[1].startswith("The paper's protocol")
-    assert "stated part" in paragraphs[2] and "Self-GBDT on 1" in paragraphs[2]
-    assert len(hooks._run_description(["pbmvboost"], "paper").split("\n\n")) == 2
+    assert len(paragraphs) == 2 and paragraphs[1].startswith("A stated part of the paper's")
+    assert "Self-GBDT on 1" in paragraphs[1]
+    pbmvboost_paper = hooks._run_description(["pbmvboost"], "paper").split("\n\n")
+    assert pbmvboost_paper[1] == descriptions["envs"]["paper"] and len(pbmvboost_paper) == 2
     assert "stated part" not in hooks._run_description(["gbc"], "base")
+    both = hooks._run_description(["gbc", "pbmvboost", "memd"], "paper").split("\n\n")
+    assert both[3:] == [paragraphs[1], descriptions["envs"]["paper"]]  # each note once
     assert "NOT the paper's full protocol" in hooks._run_description(["gbc"], "base")
     # every pipeline and env named exists, so that a typo cannot silently drop a note
     envs = {p.name for p in (root / "conf").iterdir() if p.is_dir()}

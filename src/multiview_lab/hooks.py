@@ -565,15 +565,13 @@ class MlflowHooks:
         return str(((self._config.get("descriptions") or {}).get(kind) or {}).get(name) or "")
 
     def _run_description(self, names: Sequence[str], env: str) -> str:
-        """The run's note: each pipeline's text, the env's, then what each pipeline's own conf
-        in that env runs of its paper's protocol (``descriptions.env_by_pipeline``: pipeline
-        -> env -> text, e.g. the stated part that gbc's paper env runs)."""
+        """The run's note: each pipeline's text, then the env's; a pipeline with a note of its
+        own for that env (``descriptions.env_by_pipeline``: pipeline -> env -> text, e.g. the
+        stated part of the paper's protocol that gbc's paper env runs) has it instead."""
         by_pipeline = (self._config.get("descriptions") or {}).get("env_by_pipeline") or {}
-        texts = (
-            *(self._description("pipelines", n) for n in names),
-            self._description("envs", env),
-            *(str((by_pipeline.get(n) or {}).get(env) or "") for n in names),
-        )
+        env_text = self._description("envs", env)
+        notes = [str((by_pipeline.get(n) or {}).get(env) or env_text) for n in names]
+        texts = (*(self._description("pipelines", n) for n in names), *dict.fromkeys(notes))
         return "\n\n".join(" ".join(t.split()) for t in texts if t)
 
     def _get_experiment_id(self, mlflow, name: str) -> str:
