@@ -48,6 +48,11 @@ def _check(name: str, project: Path, monkeypatch) -> None:
     assert f"`kedro run --pipeline={pipeline} --env=smoke`" in text
     assert f"MLflow run: {info['mlflow_run_id']}" in text
     assert "catalog opened with env smoke" in text
+    # results shown by IPython's own formatter: no empty block before each (Kedro's
+    # RichHandler installs rich's formatter) and no colour codes in their text
+    shown = [o for o in outputs if o.get("output_type") in ("display_data", "execute_result")]
+    plain = [o["data"].get("text/plain", "") for o in shown]
+    assert all(t.strip() and "\x1b[" not in t for t in plain), plain
     # its figures are drawn inline, not only to a file
     assert any("image/png" in o.get("data", {}) for o in outputs), "no inline figure"
     # a fitted model came from MLflow and predicted

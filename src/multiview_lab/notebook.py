@@ -283,16 +283,26 @@ class PipelineResults:
         return mlflow.sklearn.load_model(row["model_uri"])
 
 
-def _inline_figures() -> None:
-    """Show matplotlib figures inline again when in IPython: the pipelines' modules select the
-    file-only Agg backend when they are imported (which opening a Kedro session does)."""
+def _restore_notebook_display() -> None:
+    """Undo, in a notebook's kernel, what opening a Kedro session does to its display.
+
+    The pipelines' modules select matplotlib's file-only Agg backend when they are imported:
+    figures show inline again. Kedro's ``RichHandler`` replaces IPython's plain-text formatter
+    with rich's, which writes an empty output block before every result and colour codes into
+    its text: IPython's own formatter comes back.
+    """
     try:
         from IPython import get_ipython
+        from IPython.core.formatters import PlainTextFormatter
     except ImportError:
         return
     shell = get_ipython()
-    if shell is not None and getattr(shell, "kernel", None) is not None:
-        shell.run_line_magic("matplotlib", "inline")
+    if shell is None or getattr(shell, "kernel", None) is None:
+        return
+    shell.run_line_magic("matplotlib", "inline")
+    formatters = shell.display_formatter.formatters
+    if not isinstance(formatters["text/plain"], PlainTextFormatter):
+        formatters["text/plain"] = PlainTextFormatter(parent=shell.display_formatter)
 
 
 @contextlib.contextmanager
@@ -332,7 +342,7 @@ def open_results(
                 mlflow_config = dict(context.config_loader["mlflow"] or {})
             except KeyError:
                 mlflow_config = {}
-    _inline_figures()
+    _restore_notebook_display()
     results = PipelineResults(
         pipeline=pipeline,
         project_path=project_path,
