@@ -316,3 +316,41 @@ def test_run_note_says_what_a_paper_env_runs_of_each_pipelines_protocol():
     envs = {p.name for p in (root / "conf").iterdir() if p.is_dir()}
     for pipeline, by_env in descriptions["env_by_pipeline"].items():
         assert pipeline in register_pipelines() and set(by_env) <= envs
+
+
+class _Foreign:
+    """A class outside the packages the hooks let skops trust."""
+
+
+def test_trusted_types_are_skops_own_and_listed_once_per_type_set(monkeypatch):
+    """The types skops must trust are the ones skops lists; a model whose objects have the types
+    of one already listed takes that list without a second skops dump; a model of other types,
+    or holding a foreign one, gets its own (or is refused)."""
+    import numpy as np
+    import skops.io as sio
+    from sklearn.tree import DecisionTreeClassifier
+
+    from multiview_lab.estimators import PBMVBoostClassifier
+    from multiview_lab.hooks import _reachable_types, _trusted_types
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 60)
+    views = [rng.normal(size=(60, 3)) + y[:, None] for _ in range(2)]
+    first = PBMVBoostClassifier(n_estimators=3, random_state=0).fit(views, y)
+    second = PBMVBoostClassifier(n_estimators=5, random_state=1).fit(views, 1 - y)
+    tree = DecisionTreeClassifier(random_state=0).fit(views[0], y)
+    assert _reachable_types(first) == _reachable_types(second) != _reachable_types(tree)
+
+    dumps = []
+    real_dumps = sio.dumps
+    monkeypatch.setattr(sio, "dumps", lambda obj: dumps.append(obj) or real_dumps(obj))
+    known = {}
+    for model in (first, second, tree):
+        listed = _trusted_types(model, known)
+        assert sorted(listed) == sorted(sio.get_untrusted_types(data=real_dumps(model)))
+    assert [type(m) for m in dumps] == [PBMVBoostClassifier, DecisionTreeClassifier]
+    assert len(known) == 2
+
+    tree.foreign_ = _Foreign()
+    with pytest.raises(ValueError, match="untrusted types.*_Foreign"):
+        _trusted_types(tree, known)

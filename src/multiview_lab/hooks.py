@@ -132,14 +132,50 @@ def _is_reporting_file(filepath: Path, project_path: Path) -> bool:
     return REPORTING_DIR in rel.parts
 
 
-def _trusted_types(model: Any) -> list[str]:
-    """Types skops must trust to load ``model``; refuse anything outside the known packages."""
+def _reachable_types(model: Any) -> frozenset[str]:
+    """The qualified names of the classes of every object a pickle of ``model`` holds, and of
+    the classes and functions it names (a fraction of a skops dump's time: 0.1 s against 20 s
+    for a GBC of 300 iterations)."""
+    import pickle
+
+    names: set[str] = set()
+
+    class _Walker(pickle.Pickler):
+        def reducer_override(self, obj):
+            kind = obj if isinstance(obj, type) or callable(obj) else type(obj)
+            module = getattr(kind, "__module__", None) or "builtins"
+            names.add(f"{module}.{getattr(kind, '__qualname__', repr(kind))}")
+            return NotImplemented
+
+    _Walker(_Discard(), protocol=4).dump(model)
+    return frozenset(names)
+
+
+class _Discard:
+    """A file that drops what is written to it."""
+
+    def write(self, data: bytes) -> int:
+        return len(data)
+
+
+def _trusted_types(model: Any, known: dict[frozenset[str], list[str]] | None = None) -> list[str]:
+    """Types skops must trust to load ``model``; refuse anything outside the known packages.
+
+    ``known`` (the reachable type names -> their untrusted types) saves the skops dump this
+    takes for a model whose objects have the same types as one already listed: the kept models
+    of a method (140 PB-MVBoost fits in its paper run) share them.
+    """
     import skops.io as sio
 
+    key = _reachable_types(model) if known is not None else None
+    if key is not None and key in known:
+        return list(known[key])
     untrusted = sio.get_untrusted_types(data=sio.dumps(model))
     foreign = [t for t in untrusted if not t.startswith(_TRUSTED_PREFIXES)]
     if foreign:
         raise ValueError(f"Refusing to log a model holding untrusted types {foreign}.")
+    if key is not None:
+        known[key] = list(untrusted)
     return untrusted
 
 
@@ -486,6 +522,7 @@ class MlflowHooks:
         self._n_methods = 0  # nested runs logged
         self._methods: dict[str, dict[str, Any]] = {}  # method -> {"params", "reading_of"}
         self._examples: dict[str, tuple[str, Any]] = {}  # model name -> (kind, input example)
+        self._skops_types: dict[frozenset[str], list[str]] = {}  # see _trusted_types
 
     # ------------------------------------------------------------------------------------
     # Closing: every path ends the parent and every open method run
@@ -989,7 +1026,7 @@ class MlflowHooks:
             model,
             name=str(model_name),
             serialization_format="skops",
-            skops_trusted_types=_trusted_types(model),
+            skops_trusted_types=_trusted_types(model, self._skops_types),
             pip_requirements=list(requirements),
             pyfunc_predict_fn=predict,
             signature=signature,
