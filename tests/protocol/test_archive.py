@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from multiview_lab.protocol import ViewsTask, cache_status, run_experiment
+from multiview_lab.protocol import CacheIncompleteError, ViewsTask, cache_status, run_experiment
 from multiview_lab.protocol.archive import (
     Archive,
     ArchiveError,
@@ -205,6 +205,36 @@ def test_a_run_resumes_from_the_archive_alone(data, split_table, tmp_path, caplo
     pd.testing.assert_frame_equal(
         full.results.drop(columns=timing), served.results.drop(columns=timing)
     )
+
+
+def test_kept_models_are_not_refitted_when_asked(data, split_table, tmp_path, caplog):
+    """refit_kept_models: false reads a kept unit's result from the archive (under the same
+    key as a run that refits it) and returns no model for it: the archive alone serves the
+    whole run, cache_only included, with the table of the run that computed it."""
+    cache, target = tmp_path / "cache", tmp_path / "archive" / "run.jsonl"
+    first = _run(data, split_table, cache_dir=str(cache))
+    archive_cache(cache, target, commit="abc123")
+    with caplog.at_level(logging.INFO, logger="multiview_lab.protocol.engine"):
+        again = _run(
+            data, split_table, archive_dir=str(target.parent), cache_only=True,
+            refit_kept_models=False,
+        )  # fmt: skip
+    assert again.n_cached == len(first.results) and again.models == {}
+    assert (
+        "2 kept models not refitted (execution.refit_kept_models: false): results from"
+        in caplog.text
+    )
+    pd.testing.assert_frame_equal(first.results, again.results)  # timings too: none ran
+    status = cache_status(
+        ViewsTask(), data, split_table, METHODS,
+        execution={"archive_dir": str(target.parent), "refit_kept_models": False},
+    )  # fmt: skip
+    assert (status["status"] == "cached").all()
+    # the default refits them, and cache_only then refuses the run
+    with pytest.raises(CacheIncompleteError, match="refit_kept_models=false reads such units"):
+        _run(data, split_table, archive_dir=str(target.parent), cache_only=True)
+    with pytest.raises(ValueError, match="refit_kept_models must be true or false"):
+        _run(data, split_table, refit_kept_models="no")
 
 
 def test_shared_inner_cvs_are_archived_and_their_units_keep_their_keys(data, split_table, tmp_path):

@@ -233,7 +233,9 @@ def run_experiment(
         unit; null: no limit), ``cache_dir`` (null: no unit cache), ``archive_dir`` (a unit
         archive read after the cache, :mod:`~multiview_lab.protocol.archive`; null: none) and
         ``cache_only`` (true: compute nothing, raise :class:`CacheIncompleteError` unless every
-        unit is in the cache or the archive).
+        unit is in the cache or the archive) and ``refit_kept_models`` (default true: a unit
+        whose model is kept runs again unless the cache holds it, since the archive keeps no
+        model; false: its archived result is used and its model is not returned).
     backend : LocalBackend or DaskBackend, optional
         A backend to use instead of the one ``execution`` names.
     keep_models : mapping, optional
@@ -264,13 +266,26 @@ def run_experiment(
     n_cached = sum(o is not None for o in outputs)
     todo = [i for i, o in enumerate(outputs) if o is None]
     if todo and config["cache_only"]:
+        hint = (
+            " Kept models are refitted unless the cache holds them: "
+            "execution.refit_kept_models=false reads such units' results from the archive."
+            if config["refit_kept_models"] and any(keep[i] for i in todo)
+            else ""
+        )
         raise CacheIncompleteError(
-            f"{label}: {n_cached} of {len(units)} units in the cache "
-            "(execution.cache_only: nothing is computed)."
+            f"{label}: {n_cached} of {len(units)} units in the cache or the archive; "
+            f"execution.cache_only computes none of the other {len(todo)}.{hint}"
         )
     if backend is None:
         backend = backend_from_config(config)
     archived = f" ({n_archived} of them from the archive)" if n_archived else ""
+    unfitted = sum(keep[i] and o is not None and o.model is None for i, o in enumerate(outputs))
+    if unfitted:
+        logger.info(
+            "%s: %s not refitted (execution.refit_kept_models: false): results from the "
+            "archive, no model to log.",
+            label, fmt.count(unfitted, "kept model"),
+        )  # fmt: skip
     logger.info(
         "%s: %s (%s), %d in the cache%s, on %s.",
         label, fmt.count(len(units), "unit"), fmt.count(len(parsed), "method"), n_cached, archived,
@@ -522,7 +537,8 @@ def _lookup_units(task, units, plan: _Plan, config):
             unit, method.spec(), plan.settings, plan.keep[i], plan.data_fp[unit["dataset"]],
             _split_arrays(split, plan.keys), code[method.name],
         )  # fmt: skip
-        paths[i], outputs[i] = store.lookup(key, needs_model=plan.keep[i])
+        needs_model = plan.keep[i] and config["refit_kept_models"]
+        paths[i], outputs[i] = store.lookup(key, needs_model=needs_model)
     return paths, outputs, store.n_archived
 
 
@@ -617,8 +633,8 @@ def _tune_shared(task, datasets, plan: _Plan, added, backend, config, label) -> 
     todo = [j for j, r in enumerate(results) if r is None]
     if todo and config["cache_only"]:
         raise CacheIncompleteError(
-            f"{label}: {len(refs) - len(todo)} of {len(refs)} shared inner CVs in the cache "
-            "(execution.cache_only: nothing is computed)."
+            f"{label}: {len(refs) - len(todo)} of {len(refs)} shared inner CVs in the cache or "
+            f"the archive; execution.cache_only computes none of the other {len(todo)}."
         )
     jobs, cvs = _point_jobs(task, plan, refs, todo, config)
     wanted = sum(len(keys) for keys in cvs.values())

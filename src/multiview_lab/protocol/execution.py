@@ -41,6 +41,7 @@ EXECUTION_KEYS = (
     "cache_dir",
     "archive_dir",
     "cache_only",
+    "refit_kept_models",
 )
 
 
@@ -168,8 +169,12 @@ def check_execution(execution: Mapping[str, Any] | None) -> dict[str, Any]:
         "cache_dir": None,
         "archive_dir": None,
         "cache_only": False,
+        "refit_kept_models": True,
         **execution,
     }
+    for flag in ("cache_only", "refit_kept_models"):
+        if not isinstance(out[flag], bool):
+            raise ValueError(f"execution.{flag} must be true or false; got {out[flag]!r}.")
     if out["cache_only"] and not (out["cache_dir"] or out["archive_dir"]):
         raise ValueError(
             "execution.cache_only needs execution.cache_dir or execution.archive_dir (the "

@@ -142,3 +142,34 @@ def test_dask_backend_gives_the_same_tables(memd_smoke_project, memd_dask_projec
     )
     _, run = project_run("memd", memd_dask_project)
     assert run.info.status == "FINISHED" and run.data.params["execution.backend"] == "dask"
+
+
+def test_a_run_from_the_unit_archive_computes_nothing_and_logs_no_model(
+    tmp_path_factory, mlflow_uri
+):
+    """What ``make paper-report`` does on a fresh clone: a run whose units are all archived,
+    with ``cache_only`` and ``refit_kept_models: false``, computes no unit (its table, timings
+    included, is the archived run's), refits no kept model (none is logged) and finishes."""
+    from multiview_lab.protocol.archive import archive_cache
+
+    root = tmp_path_factory.mktemp("memd_archive")
+    first = make_project_copy(root / "first", RAW)
+    cache, archive = root / "cache", root / "archive"
+    run_pipeline(
+        first, "memd", env="smoke", runtime_params={"execution": {"cache_dir": str(cache)}}
+    )
+    archive_cache(cache, archive / "units.jsonl", commit="abc1234")
+    fresh = make_project_copy(root / "fresh", RAW)
+    params = {"archive_dir": str(archive), "cache_only": True, "refit_kept_models": False}
+    run_pipeline(fresh, "memd", env="smoke", runtime_params={"execution": params})
+
+    def results(project):
+        return pd.read_csv(project / "data/07_model_output/memd/results.csv")
+
+    pd.testing.assert_frame_equal(results(first), results(fresh))
+    assert pickle.loads((fresh / "data/06_models/memd/models.pkl").read_bytes()) == {}
+    client, run = project_run("memd", fresh)
+    assert run.info.status == "FINISHED"
+    assert run.data.params["execution.refit_kept_models"] == "False"
+    assert logged_models(client, run) == {}
+    assert len(logged_models(client, project_run("memd", first)[1])) == 11
