@@ -278,14 +278,14 @@ def run_experiment(
         )
     if backend is None:
         backend = backend_from_config(config)
-    archived = f" ({n_archived} of them from the archive)" if n_archived else ""
     unfitted = sum(keep[i] and o is not None and o.model is None for i, o in enumerate(outputs))
-    if unfitted:
-        logger.info(
-            "%s: %s not refitted (execution.refit_kept_models: false): results from the "
-            "archive, no model to log.",
-            label, fmt.count(unfitted, "kept model"),
-        )  # fmt: skip
+    archived = f" ({n_archived} of them from the archive" if n_archived else ""
+    if unfitted:  # their results are archived, their models are not (refit_kept_models: false)
+        archived += (
+            f"; {fmt.count(unfitted, 'kept model')} not refitted, "
+            "execution.refit_kept_models: false"
+        )
+    archived += ")" if n_archived else ""
     logger.info(
         "%s: %s (%s), %d in the cache%s, on %s.",
         label, fmt.count(len(units), "unit"), fmt.count(len(parsed), "method"), n_cached, archived,
