@@ -484,6 +484,27 @@ def _head(X: Any, kind: str, n: int = 2) -> Any:
     return [V[:n] for V in X] if kind == "views" else X[:n]
 
 
+def _execution_note(catalog) -> str:
+    """What the run note adds when the ``execution`` block makes a run read its units rather
+    than compute them (``cache_only``) or leave kept models out (``refit_kept_models``)."""
+    try:
+        execution = dict(catalog.load("params:execution") or {})
+    except Exception:  # noqa: BLE001 - a project without the block: nothing to add
+        return ""
+    parts = []
+    if execution.get("cache_only") is True:
+        parts.append(
+            "No unit was computed: every result was read from the unit cache or the "
+            "repository's unit archive (execution.cache_only)."
+        )
+    if execution.get("refit_kept_models") is False:
+        parts.append(
+            "Kept models whose units only the archive holds were not refitted, so they are "
+            "not logged (execution.refit_kept_models: false)."
+        )
+    return " ".join(parts)
+
+
 def _describe_input(kind: str, example: Any) -> str:
     """A sentence on what the model's ``predict`` takes (for the model's description)."""
     if kind == "views":
@@ -700,7 +721,9 @@ class MlflowHooks:
         self._experiment_id = experiment_id
         self._drop_empty_default(mlflow)
         env = run_params.get("env") or "base"
-        description = self._run_description(names, env)
+        description = "\n\n".join(
+            t for t in (self._run_description(names, env), _execution_note(catalog)) if t
+        )
         git = _git_state(self._project_path)
         self._child_tags = {
             "kedro.run_id": str(run_params.get("run_id")),

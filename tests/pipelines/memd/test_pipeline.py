@@ -171,5 +171,9 @@ def test_a_run_from_the_unit_archive_computes_nothing_and_logs_no_model(
     client, run = project_run("memd", fresh)
     assert run.info.status == "FINISHED"
     assert run.data.params["execution.refit_kept_models"] == "False"
+    note = run.data.tags["mlflow.note.content"]
+    assert "No unit was computed" in note and "were not refitted, so they are not logged" in note
+    first_note = project_run("memd", first)[1].data.tags["mlflow.note.content"]
+    assert "No unit was computed" not in first_note and "not refitted" not in first_note
     assert logged_models(client, run) == {}
     assert len(logged_models(client, project_run("memd", first)[1])) == 11
