@@ -122,6 +122,21 @@ def test_models_among_run_artefacts(tmp_path, store):
     assert results.load_model("GBC").C == 5.0
 
 
+def test_a_run_that_refitted_no_kept_model_says_why_it_has_none(tmp_path, store):
+    import mlflow
+
+    uri, experiment = store
+    with mlflow.start_run(experiment_id=experiment) as run:
+        mlflow.log_param("execution.refit_kept_models", False)
+    results = _results(tmp_path, uri, run.info.run_id)
+    with pytest.raises(LookupError, match=r"refit_kept_models: false.*--env=smoke` without it"):
+        results.find_model("GBC")
+    with mlflow.start_run(experiment_id=experiment) as plain:
+        mlflow.log_param("execution.refit_kept_models", True)
+    with pytest.raises(LookupError, match=r"it logged: \[\]$"):
+        _results(tmp_path, uri, plain.info.run_id).find_model("GBC")
+
+
 def test_no_run_recorded_says_how_to_get_one(tmp_path):
     results = PipelineResults("gbc", tmp_path, None, {}, None, "sqlite:///x.db")
     with pytest.raises(LookupError, match="make run PIPELINE=gbc"):

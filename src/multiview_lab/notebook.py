@@ -268,9 +268,23 @@ class PipelineResults:
             raise LookupError(
                 f"No logged model of {method!r} with {list(words)} in MLflow run "
                 f"{self.mlflow_run_id} or its child runs; it logged: "
-                f"{sorted(table['name'])[:30]}"
+                f"{sorted(table['name'])[:30]}{self._why_no_models() if table.empty else ''}"
             )
         return hits.iloc[0]
+
+    def _why_no_models(self) -> str:
+        """Why a run logged no model, when its ``execution`` params say (else "")."""
+        from mlflow.tracking import MlflowClient
+
+        params = MlflowClient(self.tracking_uri).get_run(self.mlflow_run_id).data.params
+        if params.get("execution.refit_kept_models") != "False":
+            return ""
+        return (
+            ". The run read its units from the unit archive without refitting the models it "
+            "keeps (execution.refit_kept_models: false, e.g. `make paper-report`); run "
+            f"`kedro run --pipelines={self.pipeline} --env={self.env or 'base'}` without it "
+            "to fit and log them."
+        )
 
     def load_model(self, method: str, *words: str):
         """``mlflow.sklearn.load_model`` of :meth:`find_model` (printing which model)."""
