@@ -276,7 +276,10 @@ class PipelineResults:
         """Why a run logged no model, when its ``execution`` params say (else "")."""
         from mlflow.tracking import MlflowClient
 
-        params = MlflowClient(self.tracking_uri).get_run(self.mlflow_run_id).data.params
+        try:
+            params = MlflowClient(self.tracking_uri).get_run(self.mlflow_run_id).data.params
+        except Exception:  # noqa: BLE001 - only adds to an error message: never replaces it
+            return ""
         if params.get("execution.refit_kept_models") != "False":
             return ""
         return (

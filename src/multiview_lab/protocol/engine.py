@@ -231,7 +231,7 @@ def run_experiment(
         The ``execution`` block: ``backend`` (``local`` | ``dask``), ``n_jobs``,
         ``scheduler_address``, ``n_workers``, ``threads_per_worker``, ``blas_threads`` (per
         unit; null: no limit), ``cache_dir`` (null: no unit cache), ``archive_dir`` (a unit
-        archive read after the cache, :mod:`~multiview_lab.protocol.archive`; null: none) and
+        archive read after the cache, :mod:`~multiview_lab.protocol.archive`; null: none),
         ``cache_only`` (true: compute nothing, raise :class:`CacheIncompleteError` unless every
         unit is in the cache or the archive) and ``refit_kept_models`` (default true: a unit
         whose model is kept runs again unless the cache holds it, since the archive keeps no
@@ -279,13 +279,12 @@ def run_experiment(
     if backend is None:
         backend = backend_from_config(config)
     unfitted = sum(keep[i] and o is not None and o.model is None for i, o in enumerate(outputs))
-    archived = f" ({n_archived} of them from the archive" if n_archived else ""
+    notes = [f"{n_archived} of them from the archive"] if n_archived else []
     if unfitted:  # their results are archived, their models are not (refit_kept_models: false)
-        archived += (
-            f"; {fmt.count(unfitted, 'kept model')} not refitted, "
-            "execution.refit_kept_models: false"
+        notes.append(
+            f"{fmt.count(unfitted, 'kept model')} not refitted, execution.refit_kept_models: false"
         )
-    archived += ")" if n_archived else ""
+    archived = f" ({'; '.join(notes)})" if notes else ""
     logger.info(
         "%s: %s (%s), %d in the cache%s, on %s.",
         label, fmt.count(len(units), "unit"), fmt.count(len(parsed), "method"), n_cached, archived,
