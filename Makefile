@@ -77,11 +77,11 @@ paper-report: $(STAMP)
 			--params="execution.cache_only=true,execution.refit_kept_models=false" || exit 1; done; \
 	$(BIN)/kedro run --pipelines=reproduction
 
-## Add the unit cache's finished units to results/units/paper-<commit>.jsonl (only new keys;
+## Add the unit cache's finished units to results/units/paper-<commit>.jsonl.gz (only new keys;
 ## refused while src/ has uncommitted changes: the file's header names the code's commit).
 archive: $(STAMP)
 	$(BIN)/python -m multiview_lab.protocol.archive data/02_intermediate/unit_cache \
-		results/units/paper-$$(git rev-parse --short=7 HEAD).jsonl --note "paper envs (make paper)"
+		results/units/paper-$$(git rev-parse --short=7 HEAD).jsonl.gz --note "paper envs (make paper)"
 
 ## On-demand speed/memory checks (not tests): prints ratios against same-run baselines.
 benchmarks: $(STAMP)

@@ -256,6 +256,42 @@ def test_shared_inner_cvs_are_archived_and_their_units_keep_their_keys(data, spl
     pd.testing.assert_frame_equal(first.results[cols], again.results[cols])
 
 
+def test_a_compressed_archive_reads_as_the_plain_one_and_is_reproducible(
+    data, split_table, tmp_path
+):
+    """``.jsonl.gz`` files (what the repository keeps) hold the same lines as ``.jsonl``, and
+    the same lines always give the same bytes (no time stamp in the gzip header), so
+    rewriting an unchanged archive changes nothing in git."""
+    import gzip
+
+    cache = tmp_path / "cache"
+    run_experiment(
+        ViewsTask(), data, split_table, METHODS, keep_models={"first": False},
+        execution={"n_jobs": 1, "cache_dir": str(cache)},
+    )  # fmt: skip
+    plain, packed = tmp_path / "plain" / "a.jsonl", tmp_path / "packed" / "a.jsonl.gz"
+    archive_cache(cache, plain, commit="c1")
+    archive_cache(cache, packed, commit="c1")
+    assert gzip.decompress(packed.read_bytes()) == plain.read_bytes()
+    assert packed.stat().st_size < plain.stat().st_size / 3
+    assert sorted(Archive(packed.parent).keys()) == sorted(Archive(plain.parent).keys())
+    again = tmp_path / "again" / "a.jsonl.gz"
+    archive_cache(cache, again, commit="c1")
+    assert again.read_bytes() == packed.read_bytes()
+    assert archive_cache(cache, packed, commit="c1")["added"] == 0  # nothing new to add
+    served = run_experiment(
+        ViewsTask(), data, split_table, METHODS, keep_models={"first": False},
+        execution={"n_jobs": 1, "archive_dir": str(packed.parent), "cache_only": True},
+    )  # fmt: skip
+    assert served.n_cached == 2 * len(split_table)
+    (tmp_path / "bad").mkdir()
+    (tmp_path / "bad" / "x.jsonl.gz").write_bytes(b"not gzip")
+    with pytest.raises(ArchiveError, match=r"x\.jsonl\.gz: unreadable"):
+        Archive(tmp_path / "bad")
+    with pytest.raises(ArchiveError, match=r"ends in \.jsonl\.gz"):
+        archive_cache(cache, tmp_path / "a.json", commit="c1")
+
+
 def test_archiving_adds_only_new_entries_and_never_half_a_file(data, split_table, tmp_path):
     cache, target = tmp_path / "cache", tmp_path / "archive" / "a.jsonl"
     _run(data, split_table, cache_dir=str(cache))

@@ -3,8 +3,9 @@
 The unit cache (``execution.cache_dir``) keeps every finished unit as a joblib file on the
 machine that ran it. A paper protocol takes longer than one working session on 2 cores, and a
 machine's files do not outlive it, so a run's progress must travel with the code: the archive
-holds the same results as JSON lines that git keeps and diffs, one finished unit (or shared inner
-CV) per line, under the key the engine gave it (:func:`multiview_lab.protocol.cache.unit_key`:
+holds the same results as JSON lines that git keeps, gzip-compressed (``.jsonl.gz``: a paper
+run's lines are tens of MB as text, a tenth of it compressed; plain ``.jsonl`` files are read
+and written too), one finished unit (or shared inner CV) per line, under the key the engine gave it (:func:`multiview_lab.protocol.cache.unit_key`:
 the unit, its data, its settings and its code). The engine reads an archive folder
 (``execution.archive_dir``, read only) as a second cache: a unit whose key is there is not
 computed again, whatever machine computed it.
@@ -23,13 +24,15 @@ checks this for every entry before it writes anything. Each file starts with a h
 Command line (``--help`` for the options)::
 
     python -m multiview_lab.protocol.archive data/02_intermediate/unit_cache \\
-        results/units/memd-paper-2e7a8d3.jsonl
+        results/units/memd-paper-2e7a8d3.jsonl.gz
 """
 
 from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import gzip
+import io
 import json
 import logging
 import math
@@ -47,6 +50,9 @@ import pandas as pd
 from multiview_lab.protocol.unit import UnitResult
 
 logger = logging.getLogger(__name__)
+
+SUFFIXES = (".jsonl", ".jsonl.gz")
+"""The names of archive files: JSON lines, plain or gzip-compressed."""
 
 FORMAT = 2
 """Version of the line format (the header's ``archive`` field) that this code writes: 2 added
@@ -217,13 +223,33 @@ def same(a: Any, b: Any) -> bool:
 # reading
 
 
+def _read_lines(path: str | os.PathLike) -> list[str]:
+    """The lines of an archive file, decompressed if its name ends in ``.gz``."""
+    with (gzip.open if str(path).endswith(".gz") else open)(path, "rt", encoding="utf-8") as f:
+        return f.read().splitlines()
+
+
+def _write_lines(path: Path, lines: list[str]) -> None:
+    """Write ``lines`` to ``path`` atomically (a failure leaves the old file, never half of a
+    new one); gzip-compressed if its name ends in ``.gz``, with no time stamp or name in the
+    gzip header, so the same lines always give the same bytes."""
+    data = ("\n".join(lines) + "\n").encode("utf-8")
+    if path.name.endswith(".gz"):
+        buffer = io.BytesIO()
+        with gzip.GzipFile(filename="", mode="wb", fileobj=buffer, mtime=0) as gz:
+            gz.write(data)
+        data = buffer.getvalue()
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
 def _files(archive_dir: str | os.PathLike) -> tuple[tuple[str, int, int], ...]:
     root = Path(archive_dir)
     if not root.is_dir():
         raise ArchiveError(f"execution.archive_dir {str(root)!r} is not a folder.")
-    return tuple(
-        (str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in sorted(root.rglob("*.jsonl"))
-    )
+    paths = sorted(p for suffix in SUFFIXES for p in root.rglob(f"*{suffix}"))
+    return tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in paths)
 
 
 @lru_cache(maxsize=4)
@@ -231,31 +257,34 @@ def _index(files: tuple[tuple[str, int, int], ...]) -> dict[str, str]:
     """Key -> the entry's JSON text, over every archive file (a later file's entry wins)."""
     index: dict[str, str] = {}  # the entries' JSON text: decoded only when looked up
     for path, _, _ in files:
-        with open(path, encoding="utf-8") as f:
-            for number, line in enumerate(f, 1):
-                line = line.strip()
-                if not line:
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ArchiveError(f"{path}, line {number}: not JSON ({exc}).") from exc
-                if "archive" in record:  # the header
-                    if record["archive"] not in READS:
-                        raise ArchiveError(
-                            f"{path}: archive format {record['archive']!r}; this code reads "
-                            f"{', '.join(map(str, READS))}."
-                        )
-                    continue
-                try:
-                    index[record["key"]] = json.dumps(record["entry"])
-                except KeyError as exc:
-                    raise ArchiveError(f"{path}, line {number}: no {exc} field.") from exc
+        try:
+            lines = _read_lines(path)
+        except (OSError, EOFError, UnicodeDecodeError) as exc:
+            raise ArchiveError(f"{path}: unreadable ({exc}).") from exc
+        for number, line in enumerate(lines, 1):
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ArchiveError(f"{path}, line {number}: not JSON ({exc}).") from exc
+            if "archive" in record:  # the header
+                if record["archive"] not in READS:
+                    raise ArchiveError(
+                        f"{path}: archive format {record['archive']!r}; this code reads "
+                        f"{', '.join(map(str, READS))}."
+                    )
+                continue
+            try:
+                index[record["key"]] = json.dumps(record["entry"])
+            except KeyError as exc:
+                raise ArchiveError(f"{path}, line {number}: no {exc} field.") from exc
     return index
 
 
 class Archive:
-    """The entries of every ``*.jsonl`` file under a folder (read once per process and file
+    """The entries of every ``*.jsonl`` and ``*.jsonl.gz`` file under a folder (read once per process and file
     version), looked up by key."""
 
     def __init__(self, archive_dir: str | os.PathLike) -> None:
@@ -338,14 +367,14 @@ def archive_cache(
     Returns the counts ``{"added", "already", "unreadable"}``.
     """
     cache_dir, target = Path(cache_dir), Path(target)
-    if target.suffix != ".jsonl":
-        raise ArchiveError(f"{target}: an archive file ends in .jsonl.")
+    if not target.name.endswith(SUFFIXES):
+        raise ArchiveError(f"{target}: an archive file ends in .jsonl.gz (or .jsonl).")
     if not cache_dir.is_dir():
         raise ArchiveError(f"{cache_dir}: no such unit cache folder.")
     import joblib
 
     commit = _full_commit(cache_dir, commit) if commit else _git_commit(cache_dir)
-    old = target.read_text(encoding="utf-8").splitlines() if target.exists() else []
+    old = _read_lines(target) if target.exists() else []
     if old:
         header = json.loads(old[0])
         if header.get("commit") != commit:
@@ -390,9 +419,7 @@ def archive_cache(
             "note": note,
         }
         old = [json.dumps(header)]
-    tmp = target.with_name(f"{target.name}.{os.getpid()}.tmp")
-    tmp.write_text("\n".join(old + lines) + "\n", encoding="utf-8")
-    os.replace(tmp, target)  # a failure leaves the old file, never half of a new one
+    _write_lines(target, old + lines)
     return counts
 
 
@@ -403,7 +430,7 @@ def main(argv: list[str] | None = None) -> int:
         "git can keep; the engine reads the archive's folder as execution.archive_dir.",
     )
     parser.add_argument("cache_dir", type=Path, help="the unit cache (execution.cache_dir)")
-    parser.add_argument("target", type=Path, help="the archive file, e.g. results/units/x.jsonl")
+    parser.add_argument("target", type=Path, help="the archive file, e.g. results/units/x.jsonl.gz")
     parser.add_argument("--commit", help="the commit of the code (default: the cache's checkout)")
     parser.add_argument("--note", default="", help="a line for the header, e.g. the run")
     args = parser.parse_args(argv)
