@@ -223,10 +223,9 @@ def same(a: Any, b: Any) -> bool:
 # reading
 
 
-def _read_lines(path: str | os.PathLike) -> list[str]:
-    """The lines of an archive file, decompressed if its name ends in ``.gz``."""
-    with (gzip.open if str(path).endswith(".gz") else open)(path, "rt", encoding="utf-8") as f:
-        return f.read().splitlines()
+def _open_lines(path: str | os.PathLike):
+    """An archive file opened as text, decompressed on the fly if its name ends in ``.gz``."""
+    return (gzip.open if str(path).endswith(".gz") else open)(path, "rt", encoding="utf-8")
 
 
 def _write_lines(path: Path, lines: list[str]) -> None:
@@ -258,29 +257,34 @@ def _index(files: tuple[tuple[str, int, int], ...]) -> dict[str, str]:
     index: dict[str, str] = {}  # the entries' JSON text: decoded only when looked up
     for path, _, _ in files:
         try:
-            lines = _read_lines(path)
+            with _open_lines(path) as f:
+                _index_lines(index, path, f)
         except (OSError, EOFError, UnicodeDecodeError) as exc:
             raise ArchiveError(f"{path}: unreadable ({exc}).") from exc
-        for number, line in enumerate(lines, 1):
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ArchiveError(f"{path}, line {number}: not JSON ({exc}).") from exc
-            if "archive" in record:  # the header
-                if record["archive"] not in READS:
-                    raise ArchiveError(
-                        f"{path}: archive format {record['archive']!r}; this code reads "
-                        f"{', '.join(map(str, READS))}."
-                    )
-                continue
-            try:
-                index[record["key"]] = json.dumps(record["entry"])
-            except KeyError as exc:
-                raise ArchiveError(f"{path}, line {number}: no {exc} field.") from exc
     return index
+
+
+def _index_lines(index: dict[str, str], path: str, lines: Iterable[str]) -> None:
+    """Add the entries of one archive file's lines to ``index`` (its header is checked)."""
+    for number, line in enumerate(lines, 1):
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ArchiveError(f"{path}, line {number}: not JSON ({exc}).") from exc
+        if "archive" in record:  # the header
+            if record["archive"] not in READS:
+                raise ArchiveError(
+                    f"{path}: archive format {record['archive']!r}; this code reads "
+                    f"{', '.join(map(str, READS))}."
+                )
+            continue
+        try:
+            index[record["key"]] = json.dumps(record["entry"])
+        except KeyError as exc:
+            raise ArchiveError(f"{path}, line {number}: no {exc} field.") from exc
 
 
 class Archive:
@@ -374,7 +378,10 @@ def archive_cache(
     import joblib
 
     commit = _full_commit(cache_dir, commit) if commit else _git_commit(cache_dir)
-    old = _read_lines(target) if target.exists() else []
+    old = []
+    if target.exists():
+        with _open_lines(target) as f:
+            old = f.read().splitlines()
     if old:
         header = json.loads(old[0])
         if header.get("commit") != commit:
